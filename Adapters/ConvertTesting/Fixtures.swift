@@ -1,0 +1,65 @@
+import ConvertModel
+import Foundation
+
+/// The real configs and cross-SDK vectors shipped with the testing kit.
+///
+/// ```swift
+/// let data = try Fixtures.data(.cdnConfigBaseline)
+/// let config = try Fixtures.config(.cdnConfigBaseline)
+/// ```
+public enum Fixtures {
+    /// A fixture file.
+    public enum File: String, Sendable, CaseIterable {
+        /// A real CDN capture: 4 experiences, 1 audience, 1 segment, 5 locations, 3 goals, 6 features.
+        case cdnConfigBaseline = "cdn-config-baseline.json"
+        /// 74 MurmurHash3 vectors.
+        case hashParityVectors = "hash-parity-vectors.json"
+        /// 59 packed and anchored bucketing cases.
+        case crossSDKBucketingVectors = "cross-sdk-bucketing-vectors.json"
+        /// The JS SDK's test config, wrapped as `{environment, data}`.
+        case jsSDKTestConfig = "js-sdk-test-config.json"
+        /// The JS rules package's test config, wrapped.
+        case rulesTestConfig = "rules-test-config.json"
+        /// A CDN-shaped config with 2 experiences.
+        case staticConfig = "static-config.json"
+        /// The mutual-exclusion rule contract: a config fragment and 8 rows.
+        case mutualExclusionRules = "mutual-exclusion-rule-fixture.json"
+
+        /// The files that hold a whole project config.
+        public static let configs: [File] = [.cdnConfigBaseline, .jsSDKTestConfig, .rulesTestConfig, .staticConfig]
+    }
+
+    /// Errors reading a fixture.
+    public enum LoadError: Error, CustomStringConvertible {
+        case missing(String)
+
+        public var description: String {
+            switch self {
+            case .missing(let name): return "fixture \(name) is not in the testing kit's resources"
+            }
+        }
+    }
+
+    /// The URL of a fixture file.
+    public static func url(_ file: File) throws -> URL {
+        guard let url = Bundle.module.url(forResource: file.rawValue, withExtension: nil, subdirectory: "Fixtures") else {
+            throw LoadError.missing(file.rawValue)
+        }
+        return url
+    }
+
+    /// The bytes of a fixture file.
+    public static func data(_ file: File) throws -> Data {
+        try Data(contentsOf: url(file))
+    }
+
+    /// A fixture decoded with `JSONDecoder`.
+    public static func decode<T: Decodable>(_ type: T.Type, from file: File) throws -> T {
+        try JSONDecoder().decode(type, from: data(file))
+    }
+
+    /// A config fixture decoded by ``ConfigDecoder``.
+    public static func config(_ file: File) throws -> ProjectConfig {
+        try ConfigDecoder.decode(data(file)).config
+    }
+}

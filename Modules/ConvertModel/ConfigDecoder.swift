@@ -1,0 +1,102 @@
+import ConvertRules
+import Foundation
+
+/// A decoded config, with the environment named by a wrapped document.
+public struct DecodedConfig: Sendable {
+    /// The config, indexed for decisions.
+    public let config: ProjectConfig
+    /// `environment` from a `{"environment": ..., "data": {...}}` wrapper; `nil` for a bare document.
+    public let environment: String?
+
+    /// What decoding gave up (the same list as ``ProjectConfig/degradations``).
+    public var degradations: [ConfigDegradation] { config.degradations }
+}
+
+/// Reads Convert config documents, tolerating the drift real configs show.
+///
+/// One bad element (an experience that is not an object, a variation without an id) is dropped
+/// and reported; unknown keys, unknown enum strings, ids as numbers and `null` sub-trees are
+/// accepted silently. Only input that is not a JSON object, or lacks `account_id`/`project.id`,
+/// throws.
+///
+/// ```swift
+/// let decoded = try ConfigDecoder.decode(Data(contentsOf: url))
+/// print(decoded.config.experiences.count, decoded.degradations)
+/// ```
+public enum ConfigDecoder {
+    /// Decoding choices.
+    public struct Options: Sendable {
+        /// Accept documents without `account_id` or `project.id` (fragments used in tests and
+        /// tools); they get empty identities.
+        public var allowsMissingIdentity: Bool
+
+        public init(allowsMissingIdentity: Bool = false) {
+            self.allowsMissingIdentity = allowsMissingIdentity
+        }
+    }
+
+    /// Decodes config bytes: a bare CDN body or `{"environment": ..., "data": {...}}`.
+    public static func decode(_ data: Data, options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
+        try decode(json: JSONParser.parse(data), options: options)
+    }
+
+    /// Decodes config bytes held in an array.
+    public static func decode(bytes: [UInt8], options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
+        try decode(json: JSONParser.parse(bytes), options: options)
+    }
+
+    /// Decodes an already parsed document.
+    public static func decode(json: JSONValue, options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
+        guard case .object(let top) = json else { throw .notAnObject(found: json.kindName) }
+        var document = json
+        var environment: String?
+        if top["account_id"] == nil, case .object? = top["data"] {
+            document = top["data"]!
+            environment = top["environment"]?.stringValue
+        }
+        return DecodedConfig(config: try ProjectConfig(document: document, options: options), environment: environment)
+    }
+}
+
+extension ProjectConfig {
+    init(document: JSONValue, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
+        guard let f = Fields(document, path: "") else { throw .notAnObject(found: document.kindName) }
+        var log = DegradationLog()
+        let accountId = f.identifier("account_id")
+        let projectFields = f.object("project", &log)
+        let projectId = projectFields?.identifier("id")
+        if !options.allowsMissingIdentity {
+            guard accountId != nil else { throw .missingIdentity("account_id") }
+            guard projectId != nil else { throw .missingIdentity("project.id") }
+        }
+        let project = Project(
+            id: projectId ?? "",
+            name: projectFields?.string("name", &log),
+            type: projectFields?.string("type", &log),
+            utcOffset: projectFields?.number("utc_offset", &log),
+            settings: projectFields?.raw("settings"))
+        let experiences = f.elements("experiences", &log, Experience.decode)
+        let audiences = f.elements("audiences", &log, Audience.decode)
+        let segments = f.elements("segments", &log, Segment.decode)
+        let locations = f.elements("locations", &log, Location.decode)
+        let goals = f.elements("goals", &log, Goal.decode)
+        let features = f.elements("features", &log, Feature.decode)
+        let archived = f.identifiers("archived_experiences", &log)
+        self.init(accountId: accountId ?? "", project: project, experiences: experiences, audiences: audiences,
+                  segments: segments, locations: locations, goals: goals, features: features,
+                  archivedExperienceIds: Set(archived), degradations: log.entries)
+    }
+}
+
+extension ProjectConfig: Decodable {
+    /// Decodes through any `Decoder` with the same tolerance as ``ConfigDecoder``.
+    public init(from decoder: any Decoder) throws {
+        let json = try JSONValue(from: decoder)
+        do {
+            self = try ConfigDecoder.decode(json: json).config
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description,
+                                                    underlyingError: error))
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// Why a config document could not be decoded at all.
+///
+/// Problems inside a well-formed document never throw: they degrade the element they touch and
+/// are reported as ``ConfigDegradation``s.
+public enum ConfigDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The input is empty or only whitespace.
+    case empty
+    /// The bytes are not valid JSON; `offset` is the byte where parsing stopped.
+    case invalidJSON(offset: Int, reason: String)
+    /// The JSON nests deeper than the parser allows.
+    case tooDeep(offset: Int, limit: Int)
+    /// The top-level JSON value is not an object; `found` names what it is.
+    case notAnObject(found: String)
+    /// The document lacks what every config must have (`account_id`, `project.id`).
+    case missingIdentity(String)
+
+    public var description: String {
+        switch self {
+        case .empty:
+            return "config is empty"
+        case .invalidJSON(let offset, let reason):
+            return "config is not valid JSON: \(reason) at byte \(offset)"
+        case .tooDeep(let offset, let limit):
+            return "config nests deeper than \(limit) levels at byte \(offset)"
+        case .notAnObject(let found):
+            return "config must be a JSON object, found \(found)"
+        case .missingIdentity(let what):
+            return "config is missing \(what)"
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import ConvertRules
+
+/// Lenient, reporting access to the members of one JSON object while it becomes a model value.
+struct Fields {
+    let members: [String: JSONValue]
+    let path: String
+
+    init?(_ json: JSONValue, path: String) {
+        guard case .object(let members) = json else { return nil }
+        self.members = members
+        self.path = path
+    }
+
+    func childPath(_ key: String) -> String {
+        path.isEmpty ? key : path + "." + key
+    }
+
+    func raw(_ key: String) -> JSONValue? {
+        members[key]
+    }
+
+    /// An id or other identifier: a string, or a number printed the JS way.
+    func identifier(_ key: String) -> String? {
+        members[key].flatMap(Self.identifier)
+    }
+
+    static func identifier(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let s): return s
+        case .number(let n): return JavaScriptNumber.string(n)
+        default: return nil
+        }
+    }
+
+    /// A text field; a number is printed, anything else but null is reported and ignored.
+    func string(_ key: String, _ log: inout DegradationLog) -> String? {
+        guard let value = members[key], !value.isNull else { return nil }
+        if let text = Self.identifier(value) { return text }
+        log.ignore(childPath(key), "expected a string, found \(value.kindName)")
+        return nil
+    }
+
+    /// A number, or a numeric string; anything else but null is reported and ignored.
+    func number(_ key: String, _ log: inout DegradationLog) -> Double? {
+        guard let value = members[key], !value.isNull else { return nil }
+        switch value {
+        case .number(let n): return n
+        case .string(let s):
+            if let n = Double(s.trimmingSpaces) { return n }
+        default: break
+        }
+        log.ignore(childPath(key), "expected a number, found \(value.kindName)")
+        return nil
+    }
+
+    /// An array's elements; missing or null gives none, another type is reported.
+    func array(_ key: String, _ log: inout DegradationLog) -> [JSONValue] {
+        guard let value = members[key], !value.isNull else { return [] }
+        if case .array(let elements) = value { return elements }
+        log.ignore(childPath(key), "expected an array, found \(value.kindName)")
+        return []
+    }
+
+    /// A list of ids; elements that are not strings or numbers are reported and skipped.
+    func identifiers(_ key: String, _ log: inout DegradationLog) -> [String] {
+        var ids: [String] = []
+        for (i, element) in array(key, &log).enumerated() {
+            if let id = Self.identifier(element) {
+                ids.append(id)
+            } else if !element.isNull {
+                log.drop("\(childPath(key))[\(i)]", "expected an id, found \(element.kindName)")
+            }
+        }
+        return ids
+    }
+
+    /// A nested object; missing or null gives nil, another type is reported.
+    func object(_ key: String, _ log: inout DegradationLog) -> Fields? {
+        guard let value = members[key], !value.isNull else { return nil }
+        if let fields = Fields(value, path: childPath(key)) { return fields }
+        log.ignore(childPath(key), "expected an object, found \(value.kindName)")
+        return nil
+    }
+
+    /// A rule tree; null gives nil, a non-object is reported.
+    func rules(_ key: String, _ log: inout DegradationLog) -> RuleSet? {
+        guard let value = members[key], !value.isNull else { return nil }
+        guard case .object = value else {
+            log.ignore(childPath(key), "expected a rule object, found \(value.kindName)")
+            return nil
+        }
+        return RuleSet(json: value)
+    }
+
+    /// Decodes every element of an array with `make`, dropping (and reporting) those it rejects.
+    func elements<T>(_ key: String, _ log: inout DegradationLog,
+                     _ make: (Fields, inout DegradationLog) -> Result<T, ElementRejection>) -> [T] {
+        var out: [T] = []
+        for (i, element) in array(key, &log).enumerated() {
+            let elementPath = "\(childPath(key))[\(i)]"
+            guard let fields = Fields(element, path: elementPath) else {
+                log.drop(elementPath, "element is not an object (\(element.kindName))")
+                continue
+            }
+            switch make(fields, &log) {
+            case .success(let value): out.append(value)
+            case .failure(let rejection): log.drop(elementPath, rejection.reason)
+            }
+        }
+        return out
+    }
+}
+
+/// Why an array element could not become a model value.
+struct ElementRejection: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+extension JSONValue {
+    /// A short name of the JSON type, for messages.
+    var kindName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+extension String {
+    var trimmingSpaces: Substring {
+        let trimmed = drop(while: { $0 == " " })
+        return trimmed.prefix(while: { $0 != " " })
+    }
+}

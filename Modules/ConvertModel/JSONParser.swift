@@ -1,0 +1,244 @@
+import ConvertRules
+
+/// A strict RFC 8259 parser producing ``JSONValue``s, with a nesting limit and byte offsets in
+/// its errors. Duplicate object keys keep the last value, as `JSON.parse` does.
+public struct JSONParser {
+    /// How deep arrays and objects may nest.
+    public static let maximumDepth = 512
+
+    /// Parses one JSON document.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(ConfigDecodingError) -> JSONValue {
+        let result: Result<JSONValue, ConfigDecodingError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(ConfigDecodingError) -> JSONValue in try parse(buffer: buffer) }
+        }
+        if let result { return try result.get() }
+        let copy = Array(bytes)
+        return try copy.withUnsafeBufferPointer { buffer throws(ConfigDecodingError) in try parse(buffer: buffer) }
+    }
+
+    static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(ConfigDecodingError) -> JSONValue {
+        var parser = JSONParser(bytes: buffer)
+        parser.skipWhitespace()
+        guard parser.index < buffer.count else { throw .empty }
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.failure("unexpected data after the document") }
+        return value
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+
+    private init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    private func failure(_ reason: String) -> ConfigDecodingError {
+        .invalidJSON(offset: index, reason: reason)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(ConfigDecodingError) -> JSONValue {
+        guard depth < Self.maximumDepth else { throw .tooDeep(offset: index, limit: Self.maximumDepth) }
+        guard index < bytes.count else { throw failure("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func expect(_ literal: StaticString) throws(ConfigDecodingError) {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - index >= count else { throw failure("truncated literal") }
+        for i in 0..<count where bytes[index + i] != literal.utf8Start[i] {
+            throw failure("invalid literal")
+        }
+        index += count
+    }
+
+    private mutating func parseObject(depth: Int) throws(ConfigDecodingError) -> JSONValue {
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unterminated object") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            throw failure("expected ',' or '}'")
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(ConfigDecodingError) -> JSONValue {
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unterminated array") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            throw failure("expected ',' or ']'")
+        }
+    }
+
+    private mutating func parseNumber() throws(ConfigDecodingError) -> Double {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let intStart = index
+        while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        let intDigits = index - intStart
+        guard intDigits > 0 else { throw failure("invalid number") }
+        if intDigits > 1, bytes[intStart] == UInt8(ascii: "0") { throw failure("leading zero in number") }
+        var simple = intDigits <= 15
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            simple = false
+            index += 1
+            let fracStart = index
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            guard index > fracStart else { throw failure("invalid fraction") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            simple = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let expStart = index
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            guard index > expStart else { throw failure("invalid exponent") }
+        }
+        if simple {
+            var value: Int64 = 0
+            for i in intStart..<index { value = value * 10 + Int64(bytes[i] - 0x30) }
+            return bytes[start] == UInt8(ascii: "-") ? (value == 0 ? -0.0 : -Double(value)) : Double(value)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text) else { throw .invalidJSON(offset: start, reason: "unreadable number") }
+        return value
+    }
+
+    private func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    private mutating func parseString() throws(ConfigDecodingError) -> String {
+        index += 1
+        let start = index
+        while index < bytes.count {
+            let b = bytes[index]
+            if b == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                guard let text = String(validating: raw, as: UTF8.self) else {
+                    throw .invalidJSON(offset: start, reason: "invalid UTF-8 in string")
+                }
+                return text
+            }
+            if b == UInt8(ascii: "\\") { return try parseEscapedString(from: start) }
+            if b < 0x20 { throw failure("control character in string") }
+            index += 1
+        }
+        throw failure("unterminated string")
+    }
+
+    private mutating func parseEscapedString(from start: Int) throws(ConfigDecodingError) -> String {
+        var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < bytes.count {
+            let b = bytes[index]
+            if b == UInt8(ascii: "\"") {
+                index += 1
+                guard let text = String(validating: out, as: UTF8.self) else {
+                    throw .invalidJSON(offset: start, reason: "invalid UTF-8 in string")
+                }
+                return text
+            }
+            if b < 0x20 { throw failure("control character in string") }
+            if b != UInt8(ascii: "\\") {
+                out.append(b)
+                index += 1
+                continue
+            }
+            index += 1
+            guard index < bytes.count else { break }
+            let e = bytes[index]
+            index += 1
+            switch e {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"): out.append(contentsOf: try parseUnicodeEscape())
+            default: throw failure("invalid escape")
+            }
+        }
+        throw failure("unterminated string")
+    }
+
+    private mutating func hex4() throws(ConfigDecodingError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw failure("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[index]
+            let digit: UInt32
+            switch c {
+            case 0x30...0x39: digit = UInt32(c - 0x30)
+            case 0x41...0x46: digit = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(c - 0x61 + 10)
+            default: throw failure("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    /// Decodes `XXXX` (after `\u`), pairing surrogates; a lone surrogate becomes U+FFFD as in
+    /// most JSON readers, since Swift strings cannot hold one.
+    private mutating func parseUnicodeEscape() throws(ConfigDecodingError) -> [UInt8] {
+        var scalar = try hex4()
+        if (0xD800...0xDBFF).contains(scalar), bytes.count - index >= 6,
+           bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+            let save = index
+            index += 2
+            let low = try hex4()
+            if (0xDC00...0xDFFF).contains(low) {
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else {
+                index = save
+            }
+        }
+        let unicode = Unicode.Scalar(scalar) ?? "\u{FFFD}"
+        return Array(String(Character(unicode)).utf8)
+    }
+}

@@ -1,0 +1,156 @@
+extension JSONValue {
+    /// The value as JavaScript's `String(value)` would print it.
+    ///
+    /// Numbers print the ECMAScript way (`30.0` → `"30"`, `1e-7` → `"1e-7"`), arrays join their
+    /// elements with `","` (null elements print empty), objects print `"[object Object]"`.
+    public var javaScriptString: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n): return JavaScriptNumber.string(n)
+        case .string(let s): return s
+        case .array(let elements):
+            return elements.map { $0.isNull ? "" : $0.javaScriptString }.joined(separator: ",")
+        case .object: return "[object Object]"
+        }
+    }
+
+    /// JavaScript truthiness: `false`, `0`, `NaN`, `""` and `null` are falsy; everything else is truthy.
+    public var isTruthy: Bool {
+        switch self {
+        case .null: return false
+        case .bool(let b): return b
+        case .number(let n): return !(n == 0 || n.isNaN)
+        case .string(let s): return !s.isEmpty
+        case .array, .object: return true
+        }
+    }
+}
+
+/// ECMAScript number formatting and the numeric-string rules the rule engine uses.
+public enum JavaScriptNumber {
+    /// Formats `value` as ECMAScript's `Number.prototype.toString()` does.
+    public static func string(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+        if value == 0 { return "0" }
+        if value == value.rounded(.towardZero), abs(value) < 9.0e18 {
+            return String(Int64(value))
+        }
+        let sign = value < 0 ? "-" : ""
+        let (digits, point) = shortestDigits(abs(value))
+        return sign + layout(digits: digits, point: point)
+    }
+
+    /// Decimal digits (no leading or trailing zeros) and the position of the decimal point
+    /// relative to the first digit, from Swift's shortest round-trip description.
+    private static func shortestDigits(_ value: Double) -> ([UInt8], Int) {
+        let text = Array(value.description.utf8)
+        var mantissa = text[...]
+        var exponent = 0
+        if let e = text.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+            mantissa = text[..<e]
+            exponent = Int(String(decoding: text[(e + 1)...], as: UTF8.self)) ?? 0
+        }
+        var digits: [UInt8] = []
+        var point = 0
+        var seenPoint = false
+        for byte in mantissa {
+            if byte == UInt8(ascii: ".") {
+                seenPoint = true
+                continue
+            }
+            digits.append(byte)
+            if !seenPoint { point += 1 }
+        }
+        point += exponent
+        while let first = digits.first, first == UInt8(ascii: "0") {
+            digits.removeFirst()
+            point -= 1
+        }
+        while let last = digits.last, last == UInt8(ascii: "0") {
+            digits.removeLast()
+        }
+        return (digits, point)
+    }
+
+    private static func layout(digits: [UInt8], point n: Int) -> String {
+        let k = digits.count
+        let text = String(decoding: digits, as: UTF8.self)
+        let zero = Character("0")
+        if k <= n && n <= 21 {
+            return text + String(repeating: zero, count: n - k)
+        }
+        if 0 < n && n <= 21 {
+            let head = String(decoding: digits[..<n], as: UTF8.self)
+            let tail = String(decoding: digits[n...], as: UTF8.self)
+            return head + "." + tail
+        }
+        if -6 < n && n <= 0 {
+            return "0." + String(repeating: zero, count: -n) + text
+        }
+        let e = n - 1
+        let first = String(decoding: digits[..<1], as: UTF8.self)
+        let rest = k > 1 ? "." + String(decoding: digits[1...], as: UTF8.self) : ""
+        return first + rest + "e" + (e < 0 ? "-" : "+") + String(abs(e))
+    }
+
+    /// Parses a numeric string as the rule engine does for `less`/`lessEqual`.
+    ///
+    /// Accepted: `^-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)$`. When the part before the first
+    /// comma is `"0"`, commas become decimal points (`"0,500"` → 0.5); otherwise commas are
+    /// removed (`"1,000"` → 1000). Anything else gives `nil`.
+    public static func parseNumeric(_ text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        guard isNumericShape(bytes) else { return nil }
+        var normalized = bytes
+        if let comma = bytes.firstIndex(of: UInt8(ascii: ",")) {
+            let head = bytes[..<comma]
+            if head.elementsEqual("0".utf8) {
+                normalized = bytes.map { $0 == UInt8(ascii: ",") ? UInt8(ascii: ".") : $0 }
+                // "0,500,000" would now hold two points; JS parseFloat stops at the second.
+                if let second = normalized.indices.dropFirst(comma + 1).first(where: {
+                    normalized[$0] == UInt8(ascii: ".")
+                }) {
+                    normalized = Array(normalized[..<second])
+                }
+            } else {
+                normalized = bytes.filter { $0 != UInt8(ascii: ",") }
+            }
+        }
+        return Double(String(decoding: normalized, as: UTF8.self))
+    }
+
+    private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    private static func isNumericShape(_ b: [UInt8]) -> Bool {
+        var i = 0
+        if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < b.count else { return false }
+        if b[i] == UInt8(ascii: ".") {
+            return fraction(b, from: i) == b.count
+        }
+        let start = i
+        while i < b.count, isDigit(b[i]) { i += 1 }
+        let leading = i - start
+        guard leading > 0 else { return false }
+        if i < b.count, b[i] == UInt8(ascii: ",") {
+            guard leading <= 3 else { return false }
+            while i < b.count, b[i] == UInt8(ascii: ",") {
+                guard b.count - i > 3, isDigit(b[i + 1]), isDigit(b[i + 2]), isDigit(b[i + 3]) else {
+                    return false
+                }
+                i += 4
+            }
+        }
+        if i == b.count { return true }
+        return b[i] == UInt8(ascii: ".") && fraction(b, from: i) == b.count
+    }
+
+    /// Index after `.\d+` starting at `i` (which holds the point), or -1 when there are no digits.
+    private static func fraction(_ b: [UInt8], from i: Int) -> Int {
+        var j = i + 1
+        while j < b.count, isDigit(b[j]) { j += 1 }
+        return j > i + 1 ? j : -1
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// One condition of a rule tree: compare the visitor value under `key` with `value`.
+///
+/// A leaf always decodes; one that is malformed (no `matching`, a non-string `match_type`, a
+/// non-boolean `negated`, or no `value` for an operator that needs one) is kept with
+/// ``invalidReason`` set and evaluates to `false`.
+public struct RuleLeaf: Sendable {
+    /// `rule_type` as written; unknown types evaluate by `key` like any other leaf.
+    public let ruleType: String?
+    /// The data key the leaf reads (case-sensitive).
+    public let key: String?
+    /// The rule value, `nil` when the JSON had none (`null` is kept as ``JSONValue/null``).
+    public let value: JSONValue?
+    /// `match_type` as written.
+    public let matchTypeName: String?
+    /// The parsed operator, `nil` for an unknown `match_type`.
+    public let matchType: MatchType?
+    /// `matching.negated`.
+    public let negated: Bool
+    /// Why the leaf is malformed, `nil` for a well-formed one.
+    public let invalidReason: String?
+    let prepared: PreparedValue
+
+    /// Whether this is a mutual-exclusion leaf (`bucketed_into_experience_key`).
+    public var isExperienceMembership: Bool { ruleType == bucketedIntoExperienceKeyRuleType }
+
+    /// Builds a leaf from its JSON object; never fails.
+    public init(json: JSONValue) {
+        guard case .object(let fields) = json else {
+            self.init(ruleType: nil, key: nil, value: nil, matchTypeName: nil, negated: false,
+                      invalidReason: "leaf is not an object")
+            return
+        }
+        let ruleType = fields["rule_type"]?.stringValue
+        let key = fields["key"]?.stringValue
+        let value = fields["value"]
+        guard case .object(let matching)? = fields["matching"] else {
+            self.init(ruleType: ruleType, key: key, value: value, matchTypeName: nil, negated: false,
+                      invalidReason: "missing matching object")
+            return
+        }
+        guard case .string(let matchName)? = matching["match_type"] else {
+            self.init(ruleType: ruleType, key: key, value: value, matchTypeName: nil, negated: false,
+                      invalidReason: "match_type is not a string")
+            return
+        }
+        guard case .bool(let negated)? = matching["negated"] else {
+            self.init(ruleType: ruleType, key: key, value: value, matchTypeName: matchName, negated: false,
+                      invalidReason: "negated is not a boolean")
+            return
+        }
+        let needsValue = !(MatchType(rawValue: matchName)?.judgesPresence ?? false)
+        let reason = (needsValue && value == nil) ? "no value for match_type \(matchName)" : nil
+        self.init(ruleType: ruleType, key: key, value: value, matchTypeName: matchName, negated: negated,
+                  invalidReason: reason)
+    }
+
+    /// Builds a well-formed leaf directly.
+    ///
+    /// ```swift
+    /// let leaf = RuleLeaf(key: "age", matchType: .less, value: 30, negated: true)   // age >= 30
+    /// ```
+    public init(ruleType: String? = "generic_key_value", key: String?, matchType: MatchType,
+                value: JSONValue?, negated: Bool = false) {
+        let reason = (!matchType.judgesPresence && value == nil) ? "no value for match_type \(matchType.rawValue)" : nil
+        self.init(ruleType: ruleType, key: key, value: value, matchTypeName: matchType.rawValue,
+                  negated: negated, invalidReason: reason)
+    }
+
+    private init(ruleType: String?, key: String?, value: JSONValue?, matchTypeName: String?, negated: Bool,
+                 invalidReason: String?) {
+        self.ruleType = ruleType
+        self.key = key
+        self.value = value
+        self.matchTypeName = matchTypeName
+        self.matchType = matchTypeName.flatMap(MatchType.init(rawValue:))
+        self.negated = negated
+        self.invalidReason = invalidReason
+        if invalidReason == nil, let matchType, let value {
+            self.prepared = PreparedValue(matchType: matchType, value: value)
+        } else {
+            self.prepared = .none
+        }
+    }
+
+    /// The leaf as Convert's rule JSON.
+    public var json: JSONValue {
+        var fields: [String: JSONValue] = [:]
+        if let ruleType { fields["rule_type"] = .string(ruleType) }
+        if let key { fields["key"] = .string(key) }
+        if let value { fields["value"] = value }
+        var matching: [String: JSONValue] = ["negated": .bool(negated)]
+        if let matchTypeName { matching["match_type"] = .string(matchTypeName) }
+        fields["matching"] = .object(matching)
+        return .object(fields)
+    }
+}
+
+extension RuleLeaf: Hashable {
+    public static func == (lhs: RuleLeaf, rhs: RuleLeaf) -> Bool {
+        lhs.ruleType == rhs.ruleType && lhs.key == rhs.key && lhs.value == rhs.value
+            && lhs.matchTypeName == rhs.matchTypeName && lhs.negated == rhs.negated
+            && lhs.invalidReason == rhs.invalidReason
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ruleType)
+        hasher.combine(key)
+        hasher.combine(value)
+        hasher.combine(matchTypeName)
+        hasher.combine(negated)
+    }
+}
+
+/// The rule value in the form its operator needs, computed once when the leaf is built.
+enum PreparedValue: @unchecked Sendable {
+    // NSRegularExpression is immutable once built and documented thread-safe for matching.
+    case none
+    case lowered(String)
+    case ordered(Comparable)
+    case candidates(Set<String>)
+    case pattern(NSRegularExpression?)
+
+    enum Comparable: Sendable {
+        case number(Double)
+        case text(String)
+        case other
+    }
+
+    init(matchType: MatchType, value: JSONValue) {
+        switch matchType {
+        case .equals, .equalsNumber, .matches, .contains, .startsWith, .endsWith:
+            self = .lowered(value.javaScriptString.lowercased())
+        case .less, .lessEqual:
+            self = .ordered(Comparable(value))
+        case .isIn:
+            switch value {
+            case .string(let s):
+                self = .candidates(Set(s.split(separator: "|", omittingEmptySubsequences: false).map { $0.lowercased() }))
+            case .array(let elements):
+                self = .candidates(Set(elements.map { $0.javaScriptString.lowercased() }))
+            default:
+                self = .candidates([])
+            }
+        case .regexMatches:
+            self = .pattern(try? NSRegularExpression(pattern: value.javaScriptString, options: [.caseInsensitive]))
+        case .exists, .notExists, .doesNotExist:
+            self = .none
+        }
+    }
+}
+
+extension PreparedValue.Comparable {
+    init(_ value: JSONValue) {
+        switch value {
+        case .number(let n): self = .number(n)
+        case .string(let s): self = JavaScriptNumber.parseNumeric(s).map { .number($0) } ?? .text(s)
+        default: self = .other
+        }
+    }
+}

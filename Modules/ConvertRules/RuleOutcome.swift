@@ -1,0 +1,41 @@
+/// What one leaf evaluated to, and why.
+public enum LeafVerdict: Sendable, Hashable {
+    /// The operator ran and, after negation, held.
+    case matched
+    /// The operator ran and, after negation, did not hold.
+    case notMatched
+    /// The data has no value under the leaf's key (false, not negated).
+    case missingKey
+    /// The data map is empty (false).
+    case emptyData
+    /// The leaf is malformed (false); the reason says how.
+    case invalidLeaf(String)
+    /// `match_type` names no known operator (false, not negated).
+    case unknownMatchType(String)
+    /// `less`/`lessEqual` got a number and a non-number, or non-comparable values (false, not negated).
+    case incomparable
+    /// The regular expression does not compile (false, not negated).
+    case invalidPattern
+    /// A mutual-exclusion leaf names an experience key the resolver does not know (false before negation).
+    case unknownExperience(String)
+
+    /// Whether the leaf counts as matched.
+    public var isMatch: Bool { self == .matched }
+}
+
+/// The result of evaluating a ``RuleSet``, with the leaf that decided it.
+public struct RuleOutcome: Sendable, Hashable {
+    /// Whether the rule set matched.
+    public let matched: Bool
+    /// The last leaf evaluated: for a match, the leaf that completed the matching OR block; for a
+    /// miss, the leaf that failed last. `nil` when no leaf was reached (empty rule set or block).
+    public let decidingLeaf: RuleLocation?
+    /// The verdict of ``decidingLeaf``.
+    public let verdict: LeafVerdict?
+
+    public init(matched: Bool, decidingLeaf: RuleLocation?, verdict: LeafVerdict?) {
+        self.matched = matched
+        self.decidingLeaf = decidingLeaf
+        self.verdict = verdict
+    }
+}

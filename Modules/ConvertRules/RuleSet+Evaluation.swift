@@ -1,0 +1,122 @@
+extension RuleSet {
+    /// Whether `data` satisfies the rule set.
+    ///
+    /// - Parameters:
+    ///   - data: the visitor's values by key (case-sensitive keys).
+    ///   - membership: resolves a mutual-exclusion leaf: whether the visitor is bucketed into the
+    ///     experience with this key, `nil` when no such experience exists.
+    public func matches(_ data: [String: JSONValue], membership: (String) -> Bool? = { _ in nil }) -> Bool {
+        evaluate(data, membership: membership).matched
+    }
+
+    /// Evaluates the rule set and reports which leaf decided.
+    ///
+    /// ```swift
+    /// let outcome = rules.evaluate(["age": "30"])
+    /// print(outcome.matched, outcome.decidingLeaf as Any, outcome.verdict as Any)
+    /// ```
+    public func evaluate(_ data: [String: JSONValue], membership: (String) -> Bool? = { _ in nil }) -> RuleOutcome {
+        if let location = membershipLeaf, let leaf = self[location] {
+            let verdict = leaf.evaluateMembership(membership)
+            return RuleOutcome(matched: verdict.isMatch, decidingLeaf: location, verdict: verdict)
+        }
+        var last: (RuleLocation, LeafVerdict)?
+        for (b, groups) in blocks.enumerated() {
+            guard !groups.isEmpty else { continue }
+            var blockHolds = true
+            for (g, leaves) in groups.enumerated() {
+                var groupHolds = false
+                for (l, leaf) in leaves.enumerated() {
+                    let verdict = leaf.evaluate(data)
+                    last = (RuleLocation(block: b, group: g, leaf: l), verdict)
+                    if verdict.isMatch {
+                        groupHolds = true
+                        break
+                    }
+                }
+                if !groupHolds {
+                    blockHolds = false
+                    break
+                }
+            }
+            if blockHolds {
+                return RuleOutcome(matched: true, decidingLeaf: last?.0, verdict: last?.1)
+            }
+        }
+        return RuleOutcome(matched: false, decidingLeaf: last?.0, verdict: last?.1)
+    }
+}
+
+extension RuleLeaf {
+    /// Evaluates this leaf alone against `data`.
+    public func evaluate(_ data: [String: JSONValue]) -> LeafVerdict {
+        if let invalidReason { return .invalidLeaf(invalidReason) }
+        guard let matchType else { return .unknownMatchType(matchTypeName ?? "") }
+        if data.isEmpty { return .emptyData }
+        let found = key.flatMap { data[$0] }
+        if matchType.judgesPresence {
+            let present = found.map(Self.isPresent) ?? false
+            return verdict(matchType == .exists ? present : !present)
+        }
+        guard let visitor = found else { return .missingKey }
+        return compare(visitor, matchType)
+    }
+
+    /// Evaluates this leaf as a mutual-exclusion leaf against a membership resolver.
+    public func evaluateMembership(_ membership: (String) -> Bool?) -> LeafVerdict {
+        if let invalidReason { return .invalidLeaf(invalidReason) }
+        guard case .string(let target)? = value else { return .invalidLeaf("value is not an experience key") }
+        guard let bucketed = membership(target) else {
+            return negated ? .matched : .unknownExperience(target)
+        }
+        return verdict(bucketed)
+    }
+
+    private static func isPresent(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null: return false
+        case .string(let s): return !s.isEmpty
+        default: return true
+        }
+    }
+
+    private func verdict(_ holds: Bool) -> LeafVerdict {
+        holds != negated ? .matched : .notMatched
+    }
+
+    private func compare(_ visitor: JSONValue, _ matchType: MatchType) -> LeafVerdict {
+        switch (matchType, prepared) {
+        case (.equals, .lowered(let t)), (.equalsNumber, .lowered(let t)), (.matches, .lowered(let t)):
+            return verdict(equals(visitor, loweredTarget: t))
+        case (.contains, .lowered(let t)):
+            if t.allSatisfy(\.isWhitespace) { return verdict(true) }
+            return verdict(Text.contains(visitor.javaScriptString.lowercased(), t))
+        case (.startsWith, .lowered(let t)):
+            return verdict(visitor.javaScriptString.lowercased().utf8.starts(with: t.utf8))
+        case (.endsWith, .lowered(let t)):
+            return verdict(Text.hasSuffix(visitor.javaScriptString.lowercased(), t))
+        case (.less, .ordered(let t)), (.lessEqual, .ordered(let t)):
+            guard let order = Text.order(PreparedValue.Comparable(visitor), t) else { return .incomparable }
+            return verdict(matchType == .less ? order < 0 : order <= 0)
+        case (.isIn, .candidates(let candidates)):
+            let pieces = visitor.javaScriptString.split(separator: "|", omittingEmptySubsequences: false)
+            return verdict(pieces.contains { candidates.contains(String($0)) })
+        case (.regexMatches, .pattern(let regex)):
+            guard let regex else { return .invalidPattern }
+            return verdict(Text.search(regex, in: visitor.javaScriptString.lowercased()))
+        default:
+            return .invalidLeaf("value does not suit match_type \(matchType.rawValue)")
+        }
+    }
+
+    private func equals(_ visitor: JSONValue, loweredTarget: String) -> Bool {
+        switch visitor {
+        case .array(let elements):
+            return value.map(elements.contains) ?? false
+        case .object(let members) where !members.isEmpty:
+            return value.map { members[$0.javaScriptString] != nil } ?? false
+        default:
+            return Text.lowercasedEquals(visitor.javaScriptString, loweredTarget)
+        }
+    }
+}

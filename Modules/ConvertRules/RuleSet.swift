@@ -1,0 +1,92 @@
+/// A rule tree in Convert's shape: `{"OR": [{"AND": [{"OR_WHEN": [leaf, ...]}, ...]}, ...]}`.
+///
+/// The set matches when any OR block matches; a block matches when all of its AND groups
+/// match; a group matches when any of its OR_WHEN leaves matches. An empty or missing array at
+/// any level does not match. Decoding never fails: malformed parts become empty blocks or
+/// invalid leaves, which evaluate to `false`.
+///
+/// ```swift
+/// let rules = try JSONDecoder().decode(RuleSet.self, from: json)
+/// rules.matches(["browser": "FF", "desktop": true])
+/// ```
+public struct RuleSet: Sendable, Hashable {
+    /// The OR blocks, each a list of AND groups, each a list of OR_WHEN leaves.
+    public let blocks: [[[RuleLeaf]]]
+    /// Where the first mutual-exclusion leaf sits, if any; that leaf alone decides the set.
+    public let membershipLeaf: RuleLocation?
+
+    /// Builds a rule set from its blocks.
+    public init(blocks: [[[RuleLeaf]]]) {
+        self.blocks = blocks
+        var found: RuleLocation?
+        search: for (b, groups) in blocks.enumerated() {
+            for (g, leaves) in groups.enumerated() {
+                if let l = leaves.firstIndex(where: \.isExperienceMembership) {
+                    found = RuleLocation(block: b, group: g, leaf: l)
+                    break search
+                }
+            }
+        }
+        membershipLeaf = found
+    }
+
+    /// Builds a rule set from Convert's rule JSON; never fails.
+    public init(json: JSONValue) {
+        let blocks = Self.elements(of: json, under: "OR").map { block in
+            Self.elements(of: block, under: "AND").map { group in
+                Self.elements(of: group, under: "OR_WHEN").map(RuleLeaf.init(json:))
+            }
+        }
+        self.init(blocks: blocks)
+    }
+
+    private static func elements(of json: JSONValue, under key: String) -> [JSONValue] {
+        json[key]?.arrayValue ?? []
+    }
+
+    /// Every leaf in evaluation order.
+    public var leaves: [RuleLeaf] { blocks.flatMap { $0.flatMap { $0 } } }
+
+    /// The leaf at `location`, if there is one.
+    public subscript(location: RuleLocation) -> RuleLeaf? {
+        guard blocks.indices.contains(location.block),
+              blocks[location.block].indices.contains(location.group),
+              blocks[location.block][location.group].indices.contains(location.leaf)
+        else { return nil }
+        return blocks[location.block][location.group][location.leaf]
+    }
+
+    /// The rule set as Convert's rule JSON.
+    public var json: JSONValue {
+        .object(["OR": .array(blocks.map { groups in
+            .object(["AND": .array(groups.map { leaves in
+                .object(["OR_WHEN": .array(leaves.map(\.json))])
+            })])
+        })])
+    }
+}
+
+extension RuleSet: Codable {
+    public init(from decoder: any Decoder) throws {
+        self.init(json: try JSONValue(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+}
+
+/// The position of a leaf in a ``RuleSet``: OR block, AND group, OR_WHEN leaf (all zero-based).
+public struct RuleLocation: Sendable, Hashable, CustomStringConvertible {
+    public let block: Int
+    public let group: Int
+    public let leaf: Int
+
+    public init(block: Int, group: Int, leaf: Int) {
+        self.block = block
+        self.group = group
+        self.leaf = leaf
+    }
+
+    public var description: String { "OR[\(block)].AND[\(group)].OR_WHEN[\(leaf)]" }
+}

@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ConvertSwiftSDK",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "ConvertHashing", targets: ["ConvertHashing"]),
+        .library(name: "ConvertRules", targets: ["ConvertRules"]),
+        .library(name: "ConvertBucketing", targets: ["ConvertBucketing"]),
+        .library(name: "ConvertModel", targets: ["ConvertModel"]),
+        .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
+        .executable(name: "quickstart", targets: ["Quickstart"]),
+    ],
+    targets: [
+        // Engines: pure, no I/O.
+        .target(name: "ConvertHashing", path: "Modules/ConvertHashing"),
+        .target(name: "ConvertRules", path: "Modules/ConvertRules"),
+        .target(name: "ConvertBucketing", dependencies: ["ConvertHashing"], path: "Modules/ConvertBucketing"),
+        .target(name: "ConvertModel", dependencies: ["ConvertRules", "ConvertBucketing"], path: "Modules/ConvertModel"),
+
+        // Test support shipped as a product.
+        .target(
+            name: "ConvertTesting",
+            dependencies: ["ConvertModel"],
+            path: "Adapters/ConvertTesting",
+            resources: [.copy("Fixtures")]),
+
+        // Examples.
+        .executableTarget(
+            name: "Quickstart",
+            dependencies: ["ConvertModel", "ConvertBucketing"],
+            path: "Examples/Quickstart",
+            resources: [.copy("Resources")]),
+
+        // Tests: one target per module; the Rules tests depend on Rules alone.
+        .testTarget(name: "ConvertHashingTests", dependencies: ["ConvertHashing", "ConvertTesting"],
+                    path: "Tests/ConvertHashingTests"),
+        .testTarget(name: "ConvertRulesTests", dependencies: ["ConvertRules"],
+                    path: "Tests/ConvertRulesTests", resources: [.copy("Fixtures")]),
+        .testTarget(name: "ConvertBucketingTests", dependencies: ["ConvertBucketing", "ConvertTesting"],
+                    path: "Tests/ConvertBucketingTests"),
+        .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting"],
+                    path: "Tests/ConvertModelTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)
