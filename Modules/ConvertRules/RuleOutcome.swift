@@ -16,8 +16,6 @@ public enum LeafVerdict: Sendable, Hashable {
     case incomparable
     /// The regular expression does not compile (false, not negated).
     case invalidPattern
-    /// A mutual-exclusion leaf names an experience key the resolver does not know (false before negation).
-    case unknownExperience(String)
 
     /// Whether the leaf counts as matched.
     public var isMatch: Bool { self == .matched }
@@ -32,10 +30,14 @@ public struct RuleOutcome: Sendable, Hashable {
     public let decidingLeaf: RuleLocation?
     /// The verdict of ``decidingLeaf``.
     public let verdict: LeafVerdict?
+    /// The experience key a mutual-exclusion leaf named that the resolver did not know; the leaf
+    /// then counted the visitor as not bucketed there. Worth a warning: the config is inconsistent.
+    public let unresolvedExperienceKey: String?
 
-    public init(matched: Bool, decidingLeaf: RuleLocation?, verdict: LeafVerdict?) {
+    public init(matched: Bool, decidingLeaf: RuleLocation?, verdict: LeafVerdict?, unresolvedExperienceKey: String? = nil) {
         self.matched = matched
         self.decidingLeaf = decidingLeaf
         self.verdict = verdict
+        self.unresolvedExperienceKey = unresolvedExperienceKey
     }
 }

@@ -17,8 +17,14 @@ extension RuleSet {
     /// ```
     public func evaluate(_ data: [String: JSONValue], membership: (String) -> Bool? = { _ in nil }) -> RuleOutcome {
         if let location = membershipLeaf, let leaf = self[location] {
-            let verdict = leaf.evaluateMembership(membership)
-            return RuleOutcome(matched: verdict.isMatch, decidingLeaf: location, verdict: verdict)
+            var unresolved: String?
+            let verdict = leaf.evaluateMembership { key in
+                let bucketed = membership(key)
+                if bucketed == nil { unresolved = key }
+                return bucketed
+            }
+            return RuleOutcome(matched: verdict.isMatch, decidingLeaf: location, verdict: verdict,
+                               unresolvedExperienceKey: unresolved)
         }
         var last: (RuleLocation, LeafVerdict)?
         for (b, groups) in blocks.enumerated() {
@@ -62,14 +68,12 @@ extension RuleLeaf {
         return compare(visitor, matchType)
     }
 
-    /// Evaluates this leaf as a mutual-exclusion leaf against a membership resolver.
+    /// Evaluates this leaf as a mutual-exclusion leaf against a membership resolver; an
+    /// experience key the resolver does not know counts as "not bucketed there".
     public func evaluateMembership(_ membership: (String) -> Bool?) -> LeafVerdict {
         if let invalidReason { return .invalidLeaf(invalidReason) }
         guard case .string(let target)? = value else { return .invalidLeaf("value is not an experience key") }
-        guard let bucketed = membership(target) else {
-            return negated ? .matched : .unknownExperience(target)
-        }
-        return verdict(bucketed)
+        return verdict(membership(target) ?? false)
     }
 
     private static func isPresent(_ value: JSONValue) -> Bool {
