@@ -9,6 +9,12 @@ let package = Package(
         .library(name: "ConvertRules", targets: ["ConvertRules"]),
         .library(name: "ConvertBucketing", targets: ["ConvertBucketing"]),
         .library(name: "ConvertModel", targets: ["ConvertModel"]),
+        .library(name: "ConvertEvents", targets: ["ConvertEvents"]),
+        .library(name: "ConvertSupport", targets: ["ConvertSupport"]),
+        .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
+        .library(name: "ConvertCore", targets: ["ConvertCore"]),
+        .library(name: "ConvertMemory", targets: ["ConvertMemory"]),
+        .library(name: "ConvertSwiftSDK", targets: ["ConvertSwiftSDK"]),
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
     ],
@@ -19,10 +25,30 @@ let package = Package(
         .target(name: "ConvertBucketing", dependencies: ["ConvertHashing"], path: "Modules/ConvertBucketing"),
         .target(name: "ConvertModel", dependencies: ["ConvertRules", "ConvertBucketing"], path: "Modules/ConvertModel"),
 
+        .target(name: "ConvertEvents", dependencies: ["ConvertModel"], path: "Modules/ConvertEvents"),
+
+        .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
+        .target(name: "ConvertStorage", dependencies: ["ConvertModel"], path: "Modules/ConvertStorage"),
+
+        // The façade: decisions, features, conversions, segments; takes its ports by a public init.
+        .target(
+            name: "ConvertCore",
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport"],
+            path: "Modules/ConvertCore"),
+
+        // Adapters.
+        .target(name: "ConvertMemory", dependencies: ["ConvertStorage"], path: "Adapters/ConvertMemory"),
+
+        // The umbrella: re-exports the façade and wires the default adapters.
+        .target(
+            name: "ConvertSwiftSDK",
+            dependencies: ["ConvertCore", "ConvertMemory"],
+            path: "Modules/ConvertSwiftSDK"),
+
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel"],
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore", "ConvertMemory"],
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
 

@@ -154,3 +154,66 @@ public enum JavaScriptNumber {
         return j > i + 1 ? j : -1
     }
 }
+
+extension JavaScriptNumber {
+    /// JavaScript's `parseInt(text)`: the leading integer after optional white space and sign
+    /// (`"0x"` reads hexadecimal); `nil` where JS gives NaN.
+    public static func parseInt(_ text: String) -> Double? {
+        var bytes = Substring(text).drop { $0.isWhitespace }.utf8[...]
+        var sign = 1.0
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            if first == UInt8(ascii: "-") { sign = -1 }
+            bytes = bytes.dropFirst()
+        }
+        var radix = 10.0
+        if bytes.starts(with: "0x".utf8) || bytes.starts(with: "0X".utf8) {
+            radix = 16
+            bytes = bytes.dropFirst(2)
+        }
+        var value = 0.0, digits = 0
+        for byte in bytes {
+            let digit: Int
+            switch byte {
+            case 0x30...0x39: digit = Int(byte - 0x30)
+            case 0x61...0x66 where radix == 16: digit = Int(byte - 0x61 + 10)
+            case 0x41...0x46 where radix == 16: digit = Int(byte - 0x41 + 10)
+            default: digit = -1
+            }
+            if digit < 0 { break }
+            value = value * radix + Double(digit)
+            digits += 1
+        }
+        return digits == 0 ? nil : sign * value
+    }
+
+    /// JavaScript's `parseFloat(text)`: the longest leading decimal literal (or `Infinity`);
+    /// `nil` where JS gives NaN.
+    public static func parseFloat(_ text: String) -> Double? {
+        let bytes = Array(Substring(text).drop { $0.isWhitespace }.utf8)
+        var i = 0
+        if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") { i += 1 }
+        if bytes[i...].starts(with: "Infinity".utf8) {
+            return bytes.first == UInt8(ascii: "-") ? -.infinity : .infinity
+        }
+        func digits() -> Int {
+            let start = i
+            while i < bytes.count, bytes[i] >= 0x30 && bytes[i] <= 0x39 { i += 1 }
+            return i - start
+        }
+        var mantissa = digits()
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            mantissa += digits()
+        }
+        guard mantissa > 0 else { return nil }
+        var end = i
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") { i += 1 }
+            if digits() > 0 { end = i }
+        }
+        var literal = String(decoding: bytes[..<end], as: UTF8.self)
+        if literal.hasSuffix(".") { literal.removeLast() }
+        return Double(literal)
+    }
+}

@@ -1,0 +1,56 @@
+import ConvertStorage
+import Foundation
+
+/// Visitor data in memory, bounded: past `capacity` visitors the least recently used is forgotten.
+///
+/// ```swift
+/// let store = MemoryVisitorDataStore(capacity: 50_000)
+/// ```
+public final class MemoryVisitorDataStore: VisitorDataStore, @unchecked Sendable {
+    // `cache` is guarded by `lock`.
+    private let lock = NSLock()
+    private var cache: LRUCache<String, VisitorData>
+
+    /// The default number of visitors kept.
+    public static let defaultCapacity = 10_000
+
+    public init(capacity: Int = MemoryVisitorDataStore.defaultCapacity) {
+        cache = LRUCache(capacity: capacity)
+    }
+
+    /// The number of visitors held.
+    public var count: Int { lock.withLock { cache.count } }
+
+    /// The most visitors held.
+    public var capacity: Int { cache.capacity }
+
+    public func data(for key: String) -> VisitorData? {
+        lock.withLock { cache.value(for: key) }
+    }
+
+    public func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result {
+        lock.withLock {
+            let existing = cache.value(for: key)
+            var data = existing ?? VisitorData()
+            let result = body(&data)
+            if existing != nil || !data.isEmpty {
+                cache.set(data, for: key)
+            }
+            return result
+        }
+    }
+
+    public func flush() async -> Int { 0 }
+}
+
+/// An auto visitor id kept in memory for the life of the process.
+public final class MemoryVisitorIdStore: VisitorIdStore, @unchecked Sendable {
+    // `id` is guarded by `lock`.
+    private let lock = NSLock()
+    private var id: String?
+
+    public init(id: String? = nil) { self.id = id }
+
+    public func loadVisitorId() -> String? { lock.withLock { id } }
+    public func saveVisitorId(_ id: String) { lock.withLock { self.id = id } }
+}

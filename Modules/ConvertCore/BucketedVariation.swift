@@ -1,0 +1,39 @@
+import ConvertModel
+
+/// The variation a visitor sees in an experience.
+public struct BucketedVariation: Sendable, Hashable {
+    public let experienceId: String
+    public let experienceKey: String
+    public let experienceName: String?
+    /// The variation itself: id, key, name, changes.
+    public let variation: Variation
+    /// Whether this came from the visitor's stored decision rather than fresh bucketing.
+    public let isStored: Bool
+    /// Whether a preview forced it.
+    public let isPreview: Bool
+
+    public var id: String { variation.id }
+    public var key: String? { variation.key }
+    public var name: String? { variation.name }
+    public var changes: [VariationChange] { variation.changes }
+}
+
+/// What a conversion call did.
+public enum ConversionResult: Sendable, Hashable {
+    /// Events were queued (`eventCount` of them: the conversion, and the transaction when goal data came).
+    case tracked(eventCount: Int)
+    /// The visitor already converted on this goal and nothing new was to be sent.
+    case duplicate
+    /// No goal has this key.
+    case unknownGoal
+    /// The rule data did not match the goal's rules.
+    case rulesNotMatched
+    /// Goal data was rejected (a non-finite amount, a value of the wrong type); nothing was tracked.
+    case invalidGoalData(String)
+    /// Tracking is off; the conversion was recorded for dedup but not sent.
+    case trackingDisabled
+    /// The context previews a variation, so nothing is recorded or sent.
+    case previewing
+    /// No config is installed yet.
+    case notReady
+}

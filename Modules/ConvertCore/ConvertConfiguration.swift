@@ -1,0 +1,84 @@
+import ConvertSupport
+
+/// How fresh the CDN may serve the config.
+public enum NetworkCacheLevel: String, Sendable, Hashable, Codable {
+    /// The CDN's normal caching.
+    case normal = "default"
+    /// Short-lived caching (`_conv_low_cache=1`), for development.
+    case low
+}
+
+/// Everything the SDK can be told at start. Every field but `sdkKey` has the Convert SDKs' default.
+///
+/// ```swift
+/// let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "10035569/10034190", environment: "production"))
+/// ```
+public struct ConvertConfiguration: Sendable, Hashable {
+    /// The default config endpoint.
+    public static let defaultConfigEndpoint = "https://cdn-4.convertexperiments.com/api/v1"
+    /// The default tracking endpoint; `[project_id]` is replaced by the project id.
+    public static let defaultTrackEndpoint = "https://[project_id].metrics.convertexperiments.com/v1"
+    /// The environment used when none is configured or named by the config document.
+    public static let defaultEnvironment = "staging"
+
+    /// The project's SDK key.
+    public var sdkKey: String
+    /// A secret sent as `Authorization: Bearer` with config requests; never logged.
+    public var sdkKeySecret: String?
+    /// The environment whose experiences run; `nil` uses the document's or `"staging"`.
+    public var environment: String?
+    public var apiConfigEndpoint: String
+    public var apiTrackEndpoint: String
+    /// How often the config is refreshed, in milliseconds.
+    public var dataRefreshIntervalMs: Int
+    /// How many pending tracking events trigger a delivery.
+    public var eventsBatchSize: Int
+    /// How long after the first pending event a delivery happens anyway, in milliseconds.
+    public var eventsReleaseIntervalMs: Int
+    /// Whether tracking events are sent at all.
+    public var networkTracking: Bool
+    public var networkCacheLevel: NetworkCacheLevel
+    /// A debug token sent with config requests; never logged.
+    public var debugToken: String?
+    public var logLevel: LogLevel
+    /// How many visitors the in-memory visitor store keeps.
+    public var visitorStoreCapacity: Int
+    /// The MurmurHash3 seed of bucketing.
+    public var hashSeed: UInt32
+
+    public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,
+                apiConfigEndpoint: String = ConvertConfiguration.defaultConfigEndpoint,
+                apiTrackEndpoint: String = ConvertConfiguration.defaultTrackEndpoint,
+                dataRefreshIntervalMs: Int = 300_000, eventsBatchSize: Int = 10, eventsReleaseIntervalMs: Int = 1000,
+                networkTracking: Bool = true, networkCacheLevel: NetworkCacheLevel = .normal, debugToken: String? = nil,
+                logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = 9999) {
+        self.sdkKey = sdkKey
+        self.sdkKeySecret = sdkKeySecret
+        self.environment = environment
+        self.apiConfigEndpoint = apiConfigEndpoint
+        self.apiTrackEndpoint = apiTrackEndpoint
+        self.dataRefreshIntervalMs = dataRefreshIntervalMs
+        self.eventsBatchSize = eventsBatchSize
+        self.eventsReleaseIntervalMs = eventsReleaseIntervalMs
+        self.networkTracking = networkTracking
+        self.networkCacheLevel = networkCacheLevel
+        self.debugToken = debugToken
+        self.logLevel = logLevel
+        self.visitorStoreCapacity = visitorStoreCapacity
+        self.hashSeed = hashSeed
+    }
+}
+
+extension ConvertConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
+    /// A summary with the secret and debug token redacted.
+    public var description: String {
+        "ConvertConfiguration(sdkKey: \(sdkKey), sdkKeySecret: \(sdkKeySecret == nil ? "none" : "<redacted>"), "
+            + "environment: \(environment ?? "default"), apiConfigEndpoint: \(apiConfigEndpoint), "
+            + "apiTrackEndpoint: \(apiTrackEndpoint), dataRefreshIntervalMs: \(dataRefreshIntervalMs), "
+            + "eventsBatchSize: \(eventsBatchSize), eventsReleaseIntervalMs: \(eventsReleaseIntervalMs), "
+            + "networkTracking: \(networkTracking), networkCacheLevel: \(networkCacheLevel.rawValue), "
+            + "debugToken: \(debugToken == nil ? "none" : "<redacted>"), logLevel: \(logLevel.name))"
+    }
+
+    public var debugDescription: String { description }
+}

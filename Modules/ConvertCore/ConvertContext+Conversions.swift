@@ -1,0 +1,62 @@
+import ConvertEvents
+import ConvertModel
+import ConvertRules
+
+extension ConvertContext {
+    /// Tracks a conversion on the goal with `goalKey`.
+    ///
+    /// The first conversion of a visitor on a goal is sent; later ones are dropped as duplicates
+    /// unless they carry goal data and `forceMultipleTransactions` is set. Goal data turns the
+    /// conversion into a transaction (a second event with the data).
+    ///
+    /// - Parameters:
+    ///   - goalKey: the goal's key.
+    ///   - goalData: amount, products count, transaction id, custom dimensions.
+    ///   - ruleData: when given, the goal's rules must match it.
+    ///   - forceMultipleTransactions: send the transaction even when the visitor already converted.
+    /// - Returns: what happened, so callers can tell a duplicate from an unknown goal.
+    @discardableResult
+    public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
+                                forceMultipleTransactions: Bool = false) async -> ConversionResult {
+        guard let installed = installedConfig(for: "trackConversion") else { return .notReady }
+        let config = installed.config
+        guard let goal = config.goal(key: goalKey) else {
+            core.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
+            return .unknownGoal
+        }
+        if let problem = goalData?.lazy.compactMap(\.problem).first {
+            core.log.warn("trackConversion \(goalKey): goal data rejected: \(problem)")
+            return .invalidGoalData(problem)
+        }
+        if let ruleData, let rules = goal.rules, !rules.matches(ruleData) {
+            core.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
+            return .rulesNotMatched
+        }
+        if snapshot.preview != nil {
+            core.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
+            return .previewing
+        }
+        let storeKey = core.storeKey(config, visitorId: visitorId)
+        let (first, data) = core.ports.visitorStore.update(storeKey) { data in
+            (data.goals.insert(goal.id).inserted, data)
+        }
+        let sendTransaction = goalData.map { !$0.isEmpty } == true && (first || forceMultipleTransactions)
+        guard first || sendTransaction else { return .duplicate }
+        guard core.isTrackingEnabled else {
+            core.log.debug("trackConversion \(goalKey): tracking is off")
+            return .trackingDisabled
+        }
+        let bucketing = data.bucketing.isEmpty ? nil : data.bucketing
+        let segments = data.segments.isEmpty ? nil : data.segments
+        var count = 0
+        func send(_ payload: TrackingEvent.Payload) {
+            core.ports.trackingSink.enqueue(TrackingEvent(accountId: config.accountId, projectId: config.project.id,
+                                                          visitorId: visitorId, segments: segments, payload: payload))
+            count += 1
+        }
+        if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
+        if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
+        core.events.fire(.conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        return .tracked(eventCount: count)
+    }
+}

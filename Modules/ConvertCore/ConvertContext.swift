@@ -1,0 +1,95 @@
+import ConvertEvents
+import ConvertModel
+import ConvertRules
+import ConvertStorage
+import Foundation
+
+/// One visitor's view of the SDK: decisions, features, conversions and segments for that visitor.
+///
+/// Contexts are cheap: create one per request or per screen. All of them share the SDK's
+/// config and visitor store, so decisions stay sticky across contexts for the same visitor.
+public final class ConvertContext: @unchecked Sendable {
+    // `attributes`, `locationProperties` and `preview` are guarded by `lock`.
+    private let lock = NSLock()
+    let core: SDKCore
+    /// The visitor this context decides for.
+    public let visitorId: String
+    private var attributes: [String: JSONValue]
+    private var locationProperties: [String: JSONValue] = [:]
+    private var preview: PreviewTarget?
+
+    init(core: SDKCore, visitorId: String, attributes: [String: JSONValue]) {
+        self.core = core
+        self.visitorId = visitorId
+        self.attributes = attributes
+        if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
+            preview = PreviewTarget(parsing: raw)
+        }
+    }
+
+    /// The visitor's attributes (audience data).
+    public var visitorAttributes: [String: JSONValue] { lock.withLock { attributes } }
+
+    /// Replaces or adds attributes; `nil` values remove keys.
+    public func setAttributes(_ values: [String: JSONValue?]) {
+        lock.withLock {
+            for (key, value) in values { attributes[key] = value }
+        }
+    }
+
+    /// The properties locations and `site_area` rules are matched against.
+    public var visitorLocationProperties: [String: JSONValue] { lock.withLock { locationProperties } }
+
+    /// Sets the location properties (replacing the previous ones).
+    public func setLocationProperties(_ properties: [String: JSONValue]) {
+        lock.withLock { locationProperties = properties }
+    }
+
+    /// Forces `convert_preview` (`"{experienceId}.{variationId}"`, both ASCII digits). While a
+    /// preview is set, nothing this context does is tracked, stored or announced.
+    /// - Returns: whether the value parsed.
+    @discardableResult
+    public func setPreview(_ value: String) -> Bool {
+        guard let target = PreviewTarget(parsing: value) else {
+            core.log.warn("convert_preview value \"\(value)\" is not {experienceId}.{variationId}")
+            return false
+        }
+        lock.withLock { preview = target }
+        return true
+    }
+
+    /// Ends a preview.
+    public func clearPreview() {
+        lock.withLock { preview = nil }
+    }
+
+    /// Whether a preview is set.
+    public var isPreviewing: Bool { lock.withLock { preview != nil } }
+
+    struct Snapshot {
+        let attributes: [String: JSONValue]
+        let locationProperties: [String: JSONValue]
+        let preview: PreviewTarget?
+    }
+
+    var snapshot: Snapshot {
+        lock.withLock { Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview) }
+    }
+}
+
+/// A forced variation from `convert_preview`.
+struct PreviewTarget: Hashable {
+    static let attributeKey = "convert_preview"
+
+    let experienceId: String
+    let variationId: String
+
+    init?(parsing raw: String) {
+        let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+              parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } })
+        else { return nil }
+        experienceId = String(parts[0])
+        variationId = String(parts[1])
+    }
+}

@@ -1,0 +1,142 @@
+import ConvertEvents
+import ConvertModel
+import ConvertRules
+import ConvertStorage
+import ConvertSupport
+import Foundation
+
+/// The SDK: holds the config, hands out visitor contexts, announces what happens.
+///
+/// Create one per process. Construction returns at once; the config loads in the background and
+/// ``ready()`` tells when decisions can be made.
+///
+/// ```swift
+/// let sdk = ConvertSwiftSDK(configuration: config, ports: ports)
+/// try await sdk.ready()
+/// let context = sdk.createContext(visitorId: "visitor-42", attributes: ["plan": "premium"])
+/// let variation = await context.runExperience("checkout-test")
+/// ```
+public final class ConvertSwiftSDK: Sendable {
+    let core: SDKCore
+    private let loader: Task<Void, Never>
+
+    /// Starts an SDK on the given ports; nothing here imports a concrete adapter.
+    public init(configuration: ConvertConfiguration, ports: ConvertPorts) {
+        let core = SDKCore(configuration: configuration, ports: ports)
+        self.core = core
+        loader = Task.detached { await core.runConfigSource() }
+    }
+
+    deinit {
+        loader.cancel()
+    }
+
+    /// The configuration the SDK was started with.
+    public var configuration: ConvertConfiguration { core.configuration }
+
+    /// The installed config, `nil` before readiness.
+    public var config: ProjectConfig? { core.current?.config }
+
+    /// The environment decisions run in.
+    public var environment: String? { core.current?.environment }
+
+    /// Returns once the first config is installed; later calls return at once.
+    ///
+    /// - Throws: ``ConvertError/invalidConfiguration(_:)`` when no config can ever come (an empty
+    ///   SDK key, empty or invalid direct data). Network failures do not throw.
+    public func ready() async throws {
+        try await core.readiness.wait()
+    }
+
+    /// Like ``ready()``, but gives up after `timeout` with ``ConvertError/readyTimedOut(milliseconds:)``.
+    public func ready(timeout: Duration) async throws {
+        let gate = core.readiness
+        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await gate.wait() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw ConvertError.readyTimedOut(milliseconds: milliseconds)
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Calls `completion` on the main actor once ready, or with the configuration error.
+    public func ready(_ completion: @escaping @MainActor @Sendable (Result<Void, ConvertError>) -> Void) {
+        let gate = core.readiness
+        Task { @MainActor in
+            completion(await Self.result(of: gate))
+        }
+    }
+
+    /// Calls `completion` on `queue` once ready, or with the configuration error; for processes
+    /// whose main thread is busy.
+    public func ready(on queue: DispatchQueue, _ completion: @escaping @Sendable (Result<Void, ConvertError>) -> Void) {
+        let gate = core.readiness
+        Task.detached {
+            let result = await Self.result(of: gate)
+            queue.async { completion(result) }
+        }
+    }
+
+    private static func result(of gate: ReadinessGate) async -> Result<Void, ConvertError> {
+        do {
+            try await gate.wait()
+            return .success(())
+        } catch let error as ConvertError {
+            return .failure(error)
+        } catch {
+            return .failure(.cancelled)
+        }
+    }
+
+    /// Subscribes `callback` to `event`; callbacks run off the main thread unless `delivery`
+    /// is ``EventDelivery/mainActor``.
+    @discardableResult
+    public func on(_ event: SystemEvent, delivery: EventDelivery = .background,
+                   callback: @escaping @Sendable (EventPayloadValue) -> Void) async -> EventListenerToken {
+        core.events.on(event, delivery: delivery, callback: callback)
+    }
+
+    /// Cancels a subscription made with ``on(_:delivery:callback:)``.
+    public func off(_ token: EventListenerToken) async {
+        core.events.off(token)
+    }
+
+    /// Switches tracking on or off at runtime; events suppressed while off are not replayed.
+    public func setTrackingEnabled(_ enabled: Bool) async {
+        core.setTrackingEnabled(enabled)
+        core.log.info("tracking \(enabled ? "enabled" : "disabled")")
+    }
+
+    /// Whether tracking events are sent (the static `networkTracking` and the runtime switch).
+    public func isTrackingEnabled() async -> Bool {
+        core.isTrackingEnabled
+    }
+
+    /// Delivers pending tracking events and writes pending visitor data now.
+    public func flush() async {
+        await core.ports.trackingSink.flush()
+        let written = await core.ports.visitorStore.flush()
+        if written > 0 {
+            core.events.fire(.dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))
+        }
+    }
+
+    /// A context for the auto-generated visitor id, created once and persisted.
+    public func createContext() -> ConvertContext {
+        ConvertContext(core: core, visitorId: core.autoGeneratedVisitorId(), attributes: [:])
+    }
+
+    /// A context for `visitorId`.
+    public func createContext(visitorId: String) -> ConvertContext {
+        ConvertContext(core: core, visitorId: visitorId, attributes: [:])
+    }
+
+    /// A context for `visitorId` with its attributes (audience data).
+    public func createContext(visitorId: String, attributes: [String: JSONValue]) -> ConvertContext {
+        ConvertContext(core: core, visitorId: visitorId, attributes: attributes)
+    }
+}

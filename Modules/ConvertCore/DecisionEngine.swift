@@ -1,0 +1,150 @@
+import ConvertBucketing
+import ConvertModel
+import ConvertRules
+import ConvertStorage
+
+/// Everything one experience decision reads.
+struct DecisionInput {
+    let config: ProjectConfig
+    let environment: String
+    let visitorId: String
+    let stored: VisitorData
+    let attributes: [String: JSONValue]
+    let locationProperties: [String: JSONValue]
+    let hashSeed: UInt32
+}
+
+/// What deciding found, before any side effect.
+struct ExperienceDecision {
+    var reason: DecisionReason
+    var variation: Variation?
+    /// True when the variation is new and must be stored and tracked.
+    var isNew = false
+    /// Location keys the visitor matches after this decision, when locations were evaluated.
+    var matchedLocations: [(id: String, key: String)] = []
+    var unmatchedLocations: [(id: String, key: String)] = []
+    var locationsEvaluated = false
+    /// Ids of the audiences that matched, when any were checked.
+    var matchedAudienceIds: [String]?
+    /// Mutual-exclusion targets that named no experience.
+    var unresolvedExperienceKeys: [String] = []
+}
+
+/// The decision pipeline of SPEC §4 as a pure function: filters, stored decision, locations,
+/// audiences, segments, bucketing. It reads its input and reports; the caller stores, tracks
+/// and announces.
+enum DecisionEngine {
+    static func decide<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput, tracer: inout T) -> ExperienceDecision {
+        let config = input.config
+        if config.isArchived(experienceId: experience.id) {
+            tracer.record(.archived)
+            return ExperienceDecision(reason: .archived)
+        }
+        if let env = experience.environment, env != input.environment {
+            tracer.record(.environmentMismatch(experience: env, sdk: input.environment))
+            return ExperienceDecision(reason: .environmentMismatch)
+        }
+        let stored = input.stored.bucketing[experience.id].flatMap { experience.variation(id: $0) }
+        tracer.record(.storedDecision(variationId: stored?.id))
+        var decision = ExperienceDecision(reason: .notBucketed)
+
+        guard locationsPass(experience, input, &decision, tracer: &tracer) else {
+            decision.reason = .locationNotMatched
+            return decision
+        }
+        guard audiencesPass(experience, input, bucketed: stored != nil, &decision, tracer: &tracer) else {
+            decision.reason = .audienceNotMatched
+            return decision
+        }
+        if !experience.segmentIds.isEmpty {
+            let visitorSegments = input.stored.segments.customSegments ?? []
+            let matched = experience.segmentIds.contains(where: visitorSegments.contains)
+            tracer.record(.segments(required: experience.segmentIds, visitor: visitorSegments, matched: matched))
+            guard matched else {
+                decision.reason = .segmentNotMatched
+                return decision
+            }
+        }
+        if let stored {
+            decision.reason = .storedDecision
+            decision.variation = stored
+            return decision
+        }
+        let value = BucketValue.of(experienceId: experience.id, visitorId: input.visitorId, seed: input.hashSeed)
+        let variationId = experience.bucketTable.variation(forValue: value)
+        tracer.record(.bucket(value: value, ranges: experience.bucketTable.ranges, variationId: variationId))
+        guard let variationId, let variation = experience.variation(id: variationId) else {
+            return decision
+        }
+        decision.reason = .bucketed
+        decision.variation = variation
+        decision.isNew = true
+        return decision
+    }
+
+    private static func locationsPass<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput,
+                                                         _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
+        if !experience.locationIds.isEmpty {
+            guard !experience.locationIndexes.isEmpty else {
+                tracer.record(.noKnownLocation)
+                return false
+            }
+            decision.locationsEvaluated = true
+            var anyMatched = false, allMatched = true
+            for index in experience.locationIndexes {
+                let location = input.config.locations[index]
+                let outcome = location.rules?.evaluate(input.locationProperties)
+                    ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
+                tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
+                let entry = (id: location.id, key: location.key ?? location.id)
+                if outcome.matched {
+                    anyMatched = true
+                    decision.matchedLocations.append(entry)
+                } else {
+                    allMatched = false
+                    decision.unmatchedLocations.append(entry)
+                }
+            }
+            return experience.locationMatching == .all ? allMatched : anyMatched
+        }
+        if let siteArea = experience.siteArea {
+            let outcome = siteArea.evaluate(input.locationProperties)
+            tracer.record(.siteArea(outcome: outcome))
+            return outcome.matched
+        }
+        return true
+    }
+
+    private static func audiencesPass<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput, bucketed: Bool,
+                                                         _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
+        guard !experience.audienceIndexes.isEmpty else { return true }
+        var data = input.attributes
+        if !input.stored.segments.isEmpty {
+            data.merge(input.stored.segments.ruleData) { _, segment in segment }
+        }
+        var checked = 0, matched: [String] = []
+        for index in experience.audienceIndexes {
+            let audience = input.config.audiences[index]
+            let permanent = audience.type == .permanent
+            if bucketed && permanent {
+                tracer.record(.audience(id: audience.id, key: audience.key, permanent: true, outcome: nil))
+                continue
+            }
+            checked += 1
+            var unresolved: String?
+            let outcome = audience.rules?.evaluate(data) { key in
+                guard let target = input.config.experience(key: key) else {
+                    unresolved = key
+                    return nil
+                }
+                return input.stored.bucketing[target.id] != nil
+            } ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
+            if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
+            tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
+            if outcome.matched { matched.append(audience.id) }
+        }
+        guard checked > 0 else { return true }
+        decision.matchedAudienceIds = matched
+        return experience.audienceMatching == .all ? matched.count == checked : !matched.isEmpty
+    }
+}

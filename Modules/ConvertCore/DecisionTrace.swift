@@ -1,0 +1,68 @@
+import ConvertBucketing
+import ConvertModel
+import ConvertRules
+
+/// One check made while deciding an experience, in the order it was made.
+public enum DecisionStep: Sendable, Hashable {
+    /// No config is installed yet.
+    case notReady
+    /// No experience has the requested key.
+    case experienceNotFound(key: String)
+    /// The experience is in `archived_experiences`.
+    case archived
+    /// The experience runs in another environment.
+    case environmentMismatch(experience: String, sdk: String)
+    /// A preview forced this variation; every gate was bypassed.
+    case preview(variationId: String)
+    /// The visitor's stored decision, `nil` when there is none (or it names a variation that no longer exists).
+    case storedDecision(variationId: String?)
+    /// A location's rules against the location properties.
+    case location(id: String, key: String?, outcome: RuleOutcome)
+    /// The experience names locations, but none of those ids exists in the config.
+    case noKnownLocation
+    /// `site_area` rules against the location properties.
+    case siteArea(outcome: RuleOutcome)
+    /// An audience check; `outcome` is `nil` when a permanent audience was skipped for a bucketed visitor.
+    case audience(id: String, key: String?, permanent: Bool, outcome: RuleOutcome?)
+    /// Segment gating: the experience needs one of `required`, the visitor has `visitor`.
+    case segments(required: [String], visitor: [String], matched: Bool)
+    /// The bucket value and the arm ranges it was looked up in.
+    case bucket(value: Int, ranges: [BucketTable.Range], variationId: String?)
+}
+
+/// Why a decision ended as it did.
+public enum DecisionReason: String, Sendable, Hashable {
+    case notReady, experienceNotFound, archived, environmentMismatch, preview
+    case locationNotMatched, audienceNotMatched, segmentNotMatched
+    case storedDecision, bucketed, notBucketed
+}
+
+/// The full account of one decision: each check, and the result.
+///
+/// ```swift
+/// let trace = await context.explainExperience("checkout-test")
+/// for step in trace.steps { print(step) }
+/// ```
+public struct DecisionTrace: Sendable, Hashable {
+    public let experienceKey: String
+    public let experienceId: String?
+    public let visitorId: String
+    public let steps: [DecisionStep]
+    public let reason: DecisionReason
+    public let variationId: String?
+    public let variationKey: String?
+}
+
+/// Receives each check as the decision is made; the production path uses ``SilentTracer``.
+protocol DecisionTracer {
+    mutating func record(_ step: @autoclosure () -> DecisionStep)
+}
+
+struct SilentTracer: DecisionTracer {
+    @inline(__always) mutating func record(_ step: @autoclosure () -> DecisionStep) {}
+}
+
+struct RecordingTracer: DecisionTracer {
+    var steps: [DecisionStep] = []
+    mutating func record(_ step: @autoclosure () -> DecisionStep) { steps.append(step()) }
+}

@@ -1,0 +1,178 @@
+import Foundation
+
+/// Marks a type as an event that can travel through an ``EventBus``.
+///
+/// ```swift
+/// struct UserDidLogin: EventBusEvent { let userID: String }
+/// ```
+public protocol EventBusEvent: Sendable {}
+
+/// A typed publish/subscribe hub: publish a value, and every live subscription to its type
+/// receives it.
+///
+/// Subscriptions follow their owner's lifetime (the owner is held weakly) and can be cancelled
+/// one by one with their ``SubscriptionToken``. Publishing takes a snapshot of the subscribers
+/// under a lock and calls them after releasing it, synchronously on the publishing thread;
+/// ``subscribeOnMain(owner:to:handler:)-(_,_,(Owner,Event)->Void)`` hops to the main actor instead, and
+/// ``stream(_:bufferingPolicy:)`` delivers into an `AsyncStream`.
+///
+/// ```swift
+/// let bus = EventBus()
+/// bus.subscribe(owner: self, to: UserDidLogin.self) { owner, event in owner.reload(event.userID) }
+/// bus.publish(UserDidLogin(userID: "42"))
+/// ```
+public final class EventBus: @unchecked Sendable {
+    // Every mutable field is guarded by `lock`; handlers run outside it.
+    private let lock = NSLock()
+    private var subscriptionsByEvent: [ObjectIdentifier: [SubscriptionEntry]] = [:]
+
+    /// A process-wide bus for apps that want one; inject your own instance in tests.
+    public static let `default` = EventBus()
+
+    public init() {}
+
+    /// Delivers `event` to every live subscription of its type.
+    public func publish<Event: EventBusEvent>(_ event: Event) {
+        let key = ObjectIdentifier(Event.self)
+        let receivers: [(Any) -> Void] = lock.withLock {
+            guard let bucket = subscriptionsByEvent[key] else { return [] }
+            let live = bucket.filter(\.isLive)
+            subscriptionsByEvent[key] = live.isEmpty ? nil : live
+            return live.map(\.receive)
+        }
+        for receive in receivers { receive(event) }
+    }
+
+    /// Subscribes `handler` to `eventType` for as long as `owner` lives; the handler receives the
+    /// owner strongly, so it needs no `[weak self]`.
+    @discardableResult
+    public func subscribe<Owner: AnyObject, Event: EventBusEvent>(
+        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping (Owner, Event) -> Void
+    ) -> SubscriptionToken {
+        let state = CancellationState()
+        let box = WeakBox(owner)
+        return insert(Event.self, owner: box, state: state) { raw in
+            guard !state.isCancelled, let owner = box.object as? Owner, let event = raw as? Event else { return }
+            handler(owner, event)
+        }
+    }
+
+    /// Subscribes an event-only `handler`; `owner` only anchors the subscription's lifetime.
+    @discardableResult
+    public func subscribe<Owner: AnyObject, Event: EventBusEvent>(
+        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping (Event) -> Void
+    ) -> SubscriptionToken {
+        subscribe(owner: owner, to: eventType) { (_: Owner, event: Event) in handler(event) }
+    }
+
+    /// Subscribes `handler` for exactly one delivery, even when several publishes race.
+    @discardableResult
+    public func subscribeOnce<Owner: AnyObject, Event: EventBusEvent>(
+        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping (Owner, Event) -> Void
+    ) -> SubscriptionToken {
+        let gate = OnceGate()
+        let holder = TokenHolder()
+        let token = subscribe(owner: owner, to: eventType) { (owner: Owner, event: Event) in
+            guard gate.consumeFirstDelivery() else { return }
+            holder.cancel()
+            handler(owner, event)
+        }
+        holder.set(token)
+        return token
+    }
+
+    /// Subscribes `handler` to run on the main actor; delivery is scheduled asynchronously.
+    @MainActor @discardableResult
+    public func subscribeOnMain<Owner: AnyObject, Event: EventBusEvent>(
+        owner: Owner, to eventType: Event.Type = Event.self,
+        handler: @escaping @MainActor (Owner, Event) -> Void
+    ) -> SubscriptionToken {
+        let state = CancellationState()
+        let box = WeakBox(owner)
+        let mainHandler = MainActorHandler(handler)
+        return insert(Event.self, owner: box, state: state) { raw in
+            guard !state.isCancelled, let event = raw as? Event else { return }
+            Task { @MainActor in
+                guard !state.isCancelled, let owner = box.object as? Owner else { return }
+                mainHandler.call(owner, event)
+            }
+        }
+    }
+
+    /// The events of `eventType` as an async sequence, buffered by `bufferingPolicy` (the newest
+    /// 100 by default). The subscription ends when the stream terminates.
+    public func stream<Event: EventBusEvent>(
+        _ eventType: Event.Type = Event.self,
+        bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .bufferingNewest(100)
+    ) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: bufferingPolicy)
+        let owner = StreamOwner()
+        let token = subscribe(owner: owner, to: eventType) { (_: StreamOwner, event: Event) in
+            continuation.yield(event)
+        }
+        continuation.onTermination = { _ in
+            token.cancel()
+            owner.release()
+        }
+        return stream
+    }
+
+    /// Cancels every subscription of `owner` to `eventType`.
+    public func unsubscribe<Owner: AnyObject, Event: EventBusEvent>(owner: Owner, from eventType: Event.Type = Event.self) {
+        let key = ObjectIdentifier(Event.self)
+        lock.withLock {
+            subscriptionsByEvent[key] = Self.removing(owner, from: subscriptionsByEvent[key])
+        }
+    }
+
+    /// Cancels every subscription of `owner`, whatever its event type.
+    public func unsubscribeAll(for owner: AnyObject) {
+        lock.withLock {
+            for key in Array(subscriptionsByEvent.keys) {
+                subscriptionsByEvent[key] = Self.removing(owner, from: subscriptionsByEvent[key])
+            }
+        }
+    }
+
+    /// The number of live subscriptions to `eventType` (dead ones are cleaned up first).
+    public func subscriberCount<Event: EventBusEvent>(for eventType: Event.Type) -> Int {
+        let key = ObjectIdentifier(Event.self)
+        return lock.withLock {
+            let live = (subscriptionsByEvent[key] ?? []).filter(\.isLive)
+            subscriptionsByEvent[key] = live.isEmpty ? nil : live
+            return live.count
+        }
+    }
+
+    private static func removing(_ owner: AnyObject, from bucket: [SubscriptionEntry]?) -> [SubscriptionEntry]? {
+        guard let bucket else { return nil }
+        var kept: [SubscriptionEntry] = []
+        for entry in bucket {
+            if entry.owner.object === owner {
+                entry.state.cancel()
+            } else if entry.isLive {
+                kept.append(entry)
+            }
+        }
+        return kept.isEmpty ? nil : kept
+    }
+
+    private func insert<Event: EventBusEvent>(_: Event.Type, owner: WeakBox, state: CancellationState,
+                                               receive: @escaping (Any) -> Void) -> SubscriptionToken {
+        let key = ObjectIdentifier(Event.self)
+        let entry = SubscriptionEntry(id: UUID(), owner: owner, state: state, receive: receive)
+        lock.withLock {
+            var bucket = (subscriptionsByEvent[key] ?? []).filter(\.isLive)
+            bucket.append(entry)
+            subscriptionsByEvent[key] = bucket
+        }
+        let id = entry.id
+        return SubscriptionToken(state: state) { [weak self] in
+            guard let self else { return }
+            self.lock.withLock {
+                let kept = (self.subscriptionsByEvent[key] ?? []).filter { $0.id != id }
+                self.subscriptionsByEvent[key] = kept.isEmpty ? nil : kept
+            }
+        }
+    }
+}

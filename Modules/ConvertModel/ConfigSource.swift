@@ -1,0 +1,45 @@
+import Foundation
+
+/// Config bytes and where they came from.
+public struct ConfigDocument: Sendable, Hashable {
+    /// Where a document came from.
+    public enum Origin: String, Sendable, Hashable {
+        /// Data the app handed over directly.
+        case direct
+        /// A cached copy from an earlier run.
+        case cache
+        /// A fresh fetch.
+        case network
+    }
+
+    public let bytes: Data
+    public let origin: Origin
+
+    public init(bytes: Data, origin: Origin) {
+        self.bytes = bytes
+        self.origin = origin
+    }
+}
+
+/// Where the SDK's config comes from: direct data, a cache, the CDN, or a test stub.
+///
+/// Implementation requirements: ``run(deliver:)`` runs for the life of the SDK and returns
+/// when its task is cancelled (or when it has nothing more to deliver). It hands over each
+/// document as it becomes available — a cache copy first when there is one, then live ones —
+/// and keeps retrying after failures on its own schedule. It throws only when no config can
+/// ever come (an empty SDK key, say).
+public protocol ConfigSource: Sendable {
+    /// Delivers documents to `deliver` until cancelled or exhausted.
+    func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws
+}
+
+/// A source that delivers one document handed over by the app.
+public struct DirectConfigSource: ConfigSource {
+    public let bytes: Data
+
+    public init(bytes: Data) { self.bytes = bytes }
+
+    public func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
+        await deliver(ConfigDocument(bytes: bytes, origin: .direct))
+    }
+}

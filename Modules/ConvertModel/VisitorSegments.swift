@@ -1,0 +1,70 @@
+import ConvertRules
+
+/// The visitor's report segments: the seven keys tracking sends and audiences can read.
+///
+/// ```swift
+/// await context.setDefaultSegments(VisitorSegments(country: "US", browser: "FF"))
+/// ```
+public struct VisitorSegments: Sendable, Hashable, Codable {
+    public var country: String?
+    public var browser: String?
+    public var devices: [String]?
+    public var source: String?
+    public var campaign: String?
+    public var visitorType: String?
+    /// Ids of the custom segments the visitor belongs to.
+    public var customSegments: [String]?
+
+    public init(country: String? = nil, browser: String? = nil, devices: [String]? = nil, source: String? = nil,
+                campaign: String? = nil, visitorType: String? = nil, customSegments: [String]? = nil) {
+        self.country = country
+        self.browser = browser
+        self.devices = devices
+        self.source = source
+        self.campaign = campaign
+        self.visitorType = visitorType
+        self.customSegments = customSegments
+    }
+
+    /// The report keys, in wire order.
+    public static let reportKeys = ["country", "browser", "devices", "source", "campaign", "visitorType", "customSegments"]
+
+    /// Keeps only the report keys of `values`; strings become strings, string arrays arrays.
+    public init(filtering values: [String: JSONValue]) {
+        func text(_ key: String) -> String? { values[key].flatMap { $0.isNull ? nil : $0.javaScriptString } }
+        func list(_ key: String) -> [String]? {
+            guard let value = values[key], !value.isNull else { return nil }
+            if case .array(let items) = value { return items.map(\.javaScriptString) }
+            return [value.javaScriptString]
+        }
+        self.init(country: text("country"), browser: text("browser"), devices: list("devices"), source: text("source"),
+                  campaign: text("campaign"), visitorType: text("visitorType"), customSegments: list("customSegments"))
+    }
+
+    /// Whether no key is set.
+    public var isEmpty: Bool { self == VisitorSegments() }
+
+    /// The set keys as rule data, so audiences can match on segments.
+    public var ruleData: [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        if let country { out["country"] = .string(country) }
+        if let browser { out["browser"] = .string(browser) }
+        if let devices { out["devices"] = .array(devices.map(JSONValue.string)) }
+        if let source { out["source"] = .string(source) }
+        if let campaign { out["campaign"] = .string(campaign) }
+        if let visitorType { out["visitorType"] = .string(visitorType) }
+        if let customSegments { out["customSegments"] = .array(customSegments.map(JSONValue.string)) }
+        return out
+    }
+
+    /// `other`'s set keys written over these.
+    public func merging(_ other: VisitorSegments) -> VisitorSegments {
+        VisitorSegments(country: other.country ?? country, browser: other.browser ?? browser,
+                        devices: other.devices ?? devices, source: other.source ?? source,
+                        campaign: other.campaign ?? campaign, visitorType: other.visitorType ?? visitorType,
+                        customSegments: other.customSegments ?? customSegments)
+    }
+}
+
+/// The name the seed documents use for ``VisitorSegments``.
+public typealias Segments = VisitorSegments

@@ -1,0 +1,60 @@
+/// How much the SDK says.
+public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, Codable {
+    case trace, debug, info, warn, error, silent
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The level's name as printed.
+    public var name: String {
+        switch self {
+        case .trace: return "TRACE"
+        case .debug: return "DEBUG"
+        case .info: return "INFO"
+        case .warn: return "WARN"
+        case .error: return "ERROR"
+        case .silent: return "SILENT"
+        }
+    }
+}
+
+/// Where the SDK's log lines go. Bridge it to swift-log, os_log or your own logger.
+///
+/// Implementation requirements: called from any thread, concurrently; must not block for long.
+public protocol LogSink: Sendable {
+    /// Records one line at `level`.
+    func log(_ level: LogLevel, _ message: String)
+}
+
+/// Drops every line.
+public struct SilentLogSink: LogSink {
+    public init() {}
+    public func log(_ level: LogLevel, _ message: String) {}
+}
+
+/// A sink filtered by a minimum level; messages are built only when they will be written.
+public struct SDKLog: Sendable {
+    public let sink: any LogSink
+    public let minimum: LogLevel
+
+    public init(sink: any LogSink, minimum: LogLevel) {
+        self.sink = sink
+        self.minimum = minimum
+    }
+
+    /// A log that writes nothing.
+    public static let silent = SDKLog(sink: SilentLogSink(), minimum: .silent)
+
+    /// Whether lines at `level` are written.
+    @inlinable
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= minimum && level != .silent }
+
+    @inlinable
+    public func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        if isEnabled(level) { sink.log(level, message()) }
+    }
+
+    @inlinable public func debug(_ message: @autoclosure () -> String) { self(.debug, message()) }
+    @inlinable public func info(_ message: @autoclosure () -> String) { self(.info, message()) }
+    @inlinable public func warn(_ message: @autoclosure () -> String) { self(.warn, message()) }
+    @inlinable public func error(_ message: @autoclosure () -> String) { self(.error, message()) }
+}
