@@ -68,6 +68,10 @@ let package = Package(
                     path: "Tests/ConvertBucketingTests"),
         .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting"],
                     path: "Tests/ConvertModelTests"),
+        .testTarget(
+            name: "ConvertCoreTests",
+            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing"],
+            path: "Tests/ConvertCoreTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,70 @@
+import ConvertCore
+import ConvertEvents
+import Foundation
+
+/// Subscribes to system events and keeps what arrives, with a way to wait for deliveries.
+///
+/// ```swift
+/// let recorder = await EventRecorder(sdk, events: [.bucketing])
+/// _ = await context.runExperience("x")
+/// let payloads = try await recorder.wait(for: .bucketing, count: 1)
+/// ```
+public final class EventRecorder: @unchecked Sendable {
+    // `received` is guarded by `lock`.
+    private let lock = NSLock()
+    private var received: [EventPayloadValue] = []
+    private var tokens: [EventListenerToken] = []
+
+    /// Subscribes to `events` (all ten when omitted) on `sdk`.
+    public init(_ sdk: ConvertSwiftSDK, events: [SystemEvent] = SystemEvent.allCases) async {
+        var tokens: [EventListenerToken] = []
+        for event in events {
+            tokens.append(await sdk.on(event) { [weak self] payload in self?.append(payload) })
+        }
+        self.tokens = tokens
+    }
+
+    private func append(_ payload: EventPayloadValue) {
+        lock.withLock { received.append(payload) }
+    }
+
+    /// Every payload received so far, in arrival order.
+    public var payloads: [EventPayloadValue] { lock.withLock { received } }
+
+    /// The payloads of one event.
+    public func payloads(of event: SystemEvent) -> [EventPayloadValue] {
+        payloads.filter { $0.event == event }
+    }
+
+    /// Waits until `count` payloads of `event` arrived (or `timeout` passes) and returns them.
+    @discardableResult
+    public func wait(for event: SystemEvent, count: Int = 1, timeout: Duration = .seconds(5)) async throws -> [EventPayloadValue] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let found = payloads(of: event)
+            if found.count >= count { return found }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw WaitTimeout(event: event, expected: count, received: payloads(of: event).count)
+    }
+
+    /// Waits a moment for stragglers and returns the payloads of `event`.
+    public func settled(_ event: SystemEvent, after delay: Duration = .milliseconds(50)) async -> [EventPayloadValue] {
+        try? await Task.sleep(for: delay)
+        return payloads(of: event)
+    }
+
+    /// Cancels the subscriptions.
+    public func stop(_ sdk: ConvertSwiftSDK) async {
+        for token in tokens { await sdk.off(token) }
+    }
+
+    /// A wait that ran out.
+    public struct WaitTimeout: Error, CustomStringConvertible {
+        public let event: SystemEvent
+        public let expected: Int
+        public let received: Int
+
+        public var description: String { "waited for \(expected) \(event.rawValue) event(s), got \(received)" }
+    }
+}
