@@ -1,0 +1,85 @@
+import ConvertCore
+import ConvertModel
+import ConvertRules
+import ConvertTesting
+import Foundation
+import Testing
+
+@Suite struct FeatureTests {
+    @Test func featureCarriedByTheDecidedVariation() async throws {
+        let harness = try await started()
+        let context = qualifyingContext(harness, "feat")
+        let feature = await context.runFeature("feature-1")
+        #expect(feature.status == .enabled)
+        #expect(feature.id == "10031")
+        #expect(feature.experienceKey == "test-experience-ab-fullstack-1")
+        let variation = await context.runExperience("test-experience-ab-fullstack-1")
+        #expect(feature.variationId == variation?.id)
+        let caption = variation?.id == "1003142550" ? "Click this" : "Click that"
+        #expect(feature.variables == ["enabled": false, "caption": .string(caption)])
+        #expect(feature.bool("enabled") == false)
+        #expect(feature.string("caption") == caption)
+        #expect(feature.int("missing") == nil)
+    }
+
+    @Test func featuresThatNoDecisionCarriesAreDisabled() async throws {
+        let harness = try await started()
+        let outsider = harness.sdk.createContext(visitorId: "outsider")
+        #expect(await outsider.runFeature("feature-1").status == .disabled)
+        let context = qualifyingContext(harness, "feat2")
+        #expect(await context.runFeature("not-attached-feature-3").status == .disabled)
+        let unknown = await context.runFeature("no-such-feature")
+        #expect(unknown.status == .disabled)
+        #expect(unknown.id == nil)
+        #expect(harness.logs.contains("no feature has the key \"no-such-feature\""))
+    }
+
+    @Test func runFeaturesListsEveryDeclaredFeature() async throws {
+        let harness = try await started()
+        let context = qualifyingContext(harness, "all-features")
+        let features = await context.runFeatures()
+        #expect(features.map(\.key) == ["feature-1", "feature-4", "feature-5", "button", "feature-2", "not-attached-feature-3"])
+        #expect(features.filter(\.isEnabled).map(\.key) == ["feature-1", "feature-2"])
+        let feature2 = try #require(features.first { $0.key == "feature-2" })
+        #expect(feature2.double("price") == 100)
+        #expect(feature2.int("button-height") == 40)
+        #expect(feature2.json("additionalData") == ["foo": "bar", "v": 2])
+        #expect(harness.sink.events(for: "all-features").count == 2, "each carrier decided once")
+    }
+
+    @Test func stringTypedVariablesAreCastTheJavaScriptWay() async throws {
+        let harness = try await started(.jsSDKTestConfig)
+        var enabled: [String: BucketedFeature] = [:]
+        for i in 0..<20 {
+            let context = harness.sdk.createContext(visitorId: "cast-\(i)", attributes: ["varName3": "something"])
+            context.setLocationProperties(["url": "https://convert.com/"])
+            let feature = await context.runFeature("feature-2")
+            if feature.isEnabled { enabled[feature.variationId!] = feature }
+            let raw = await context.runFeature("feature-2", typeCasting: false)
+            if raw.isEnabled {
+                #expect(raw.variables["additionalData"] == .string("{\"foo\":\"bar\",\"v\":2}"))
+            }
+            let flag = await context.runFeature("feature-1")
+            #expect(flag.isEnabled)
+            #expect(flag.variables["enabled"] == .bool(flag.variationKey == "100299456-original-page"))
+        }
+        let cast = try #require(enabled.values.first)
+        #expect(cast.variables["price"] == 100)
+        #expect(cast.variables["button-height"] == 40)
+        #expect(cast.variables["additionalData"] == ["foo": "bar", "v": 2])
+    }
+
+    static let castingCases: [(JSONValue, VariableType, JSONValue)] = [
+        ("true", .boolean, true), ("false", .boolean, false), ("yes", .boolean, true), ("", .boolean, false),
+        (0, .boolean, false), ("42px", .integer, 42), ("  -7.9", .integer, -7), (true, .integer, 1),
+        ("0x1A", .integer, 26), ("abc", .integer, nil), (12.75, .integer, 12), ("3.5e2x", .float, 350),
+        (false, .float, 0), (".5", .float, 0.5), ("x", .float, nil), (30, .string, "30"), (true, .string, "true"),
+        ("[1,2]", .json, [1, 2]), ("not json", .json, "not json"), (["a": 1], .json, ["a": 1]),
+        ("kept", .other("vector"), "kept"),
+    ]
+
+    @Test(arguments: castingCases)
+    func javaScriptCasting(value: JSONValue, type: VariableType, expected: JSONValue) {
+        #expect(FeatureCasting.cast(value, to: type) == expected)
+    }
+}
