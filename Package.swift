@@ -70,7 +70,7 @@ let package = Package(
                     path: "Tests/ConvertModelTests"),
         .testTarget(
             name: "ConvertCoreTests",
-            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing"],
+            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport"],
             path: "Tests/ConvertCoreTests"),
     ],
     swiftLanguageModes: [.v6]

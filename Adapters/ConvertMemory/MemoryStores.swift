@@ -28,6 +28,7 @@ public final class MemoryVisitorDataStore: VisitorDataStore, @unchecked Sendable
         lock.withLock { cache.value(for: key) }
     }
 
+    @discardableResult
     public func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result {
         lock.withLock {
             let existing = cache.value(for: key)

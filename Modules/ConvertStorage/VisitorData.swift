@@ -39,6 +39,7 @@ public protocol VisitorDataStore: Sendable {
     func data(for key: String) -> VisitorData?
     /// Reads, changes and stores the data under `key` in one step; the body sees empty data for
     /// an unknown key. Returns what the body returns.
+    @discardableResult
     func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result
     /// Writes pending changes to durable storage; returns how many records were written.
     func flush() async -> Int
