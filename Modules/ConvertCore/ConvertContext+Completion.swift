@@ -1,0 +1,62 @@
+import ConvertModel
+import ConvertRules
+
+/// Completion-handler twins of the async API, for call sites without `async`. Completions run
+/// on a background task, never on the caller's thread.
+extension ConvertContext {
+    public func runExperience(_ key: String, enableTracking: Bool = true,
+                              completion: @escaping @Sendable (BucketedVariation?) -> Void) {
+        Task { completion(await runExperience(key, enableTracking: enableTracking)) }
+    }
+
+    public func runExperiences(enableTracking: Bool = true, completion: @escaping @Sendable ([BucketedVariation]) -> Void) {
+        Task { completion(await runExperiences(enableTracking: enableTracking)) }
+    }
+
+    public func runFeature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true,
+                           completion: @escaping @Sendable (BucketedFeature) -> Void) {
+        Task { completion(await runFeature(key, typeCasting: typeCasting, enableTracking: enableTracking)) }
+    }
+
+    public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true,
+                            completion: @escaping @Sendable ([BucketedFeature]) -> Void) {
+        Task { completion(await runFeatures(typeCasting: typeCasting, enableTracking: enableTracking)) }
+    }
+
+    public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
+                                forceMultipleTransactions: Bool = false,
+                                completion: @escaping @Sendable (ConversionResult) -> Void) {
+        Task {
+            completion(await trackConversion(goalKey, goalData: goalData, ruleData: ruleData,
+                                             forceMultipleTransactions: forceMultipleTransactions))
+        }
+    }
+
+    public func setDefaultSegments(_ segments: VisitorSegments, completion: @escaping @Sendable () -> Void) {
+        Task {
+            await setDefaultSegments(segments)
+            completion()
+        }
+    }
+
+    public func runCustomSegments(_ segmentKeys: [String], ruleData: [String: JSONValue]? = nil,
+                                  completion: @escaping @Sendable ([String]) -> Void) {
+        Task { completion(await runCustomSegments(segmentKeys, ruleData: ruleData)) }
+    }
+}
+
+extension ConvertSwiftSDK {
+    public func setTrackingEnabled(_ enabled: Bool, completion: @escaping @Sendable () -> Void) {
+        Task {
+            await setTrackingEnabled(enabled)
+            completion()
+        }
+    }
+
+    public func flush(completion: @escaping @Sendable () -> Void) {
+        Task {
+            await flush()
+            completion()
+        }
+    }
+}
