@@ -14,6 +14,11 @@ let package = Package(
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
         .library(name: "ConvertCore", targets: ["ConvertCore"]),
         .library(name: "ConvertMemory", targets: ["ConvertMemory"]),
+        .library(name: "ConvertTransport", targets: ["ConvertTransport"]),
+        .library(name: "ConvertQueue", targets: ["ConvertQueue"]),
+        .library(name: "ConvertConfigLoader", targets: ["ConvertConfigLoader"]),
+        .library(name: "ConvertURLSessionTransport", targets: ["ConvertURLSessionTransport"]),
+        .library(name: "ConvertFileStorage", targets: ["ConvertFileStorage"]),
         .library(name: "ConvertSwiftSDK", targets: ["ConvertSwiftSDK"]),
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
@@ -30,6 +35,12 @@ let package = Package(
         .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
         .target(name: "ConvertStorage", dependencies: ["ConvertModel"], path: "Modules/ConvertStorage"),
 
+        .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
+        .target(name: "ConvertQueue", dependencies: ["ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertTransport"],
+                path: "Modules/ConvertQueue"),
+        .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertSupport", "ConvertTransport"],
+                path: "Modules/ConvertConfigLoader"),
+
         // The façade: decisions, features, conversions, segments; takes its ports by a public init.
         .target(
             name: "ConvertCore",
@@ -38,11 +49,16 @@ let package = Package(
 
         // Adapters.
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage"], path: "Adapters/ConvertMemory"),
+        .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport"],
+                path: "Adapters/ConvertFileStorage"),
+        .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport"],
+                path: "Adapters/ConvertURLSessionTransport"),
 
         // The umbrella: re-exports the façade and wires the default adapters.
         .target(
             name: "ConvertSwiftSDK",
-            dependencies: ["ConvertCore", "ConvertMemory"],
+            dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
+                           "ConvertTransport", "ConvertURLSessionTransport"],
             path: "Modules/ConvertSwiftSDK"),
 
         // Test support shipped as a product.

@@ -1,4 +1,5 @@
 import ConvertSupport
+import Foundation
 
 /// How fresh the CDN may serve the config.
 public enum NetworkCacheLevel: String, Sendable, Hashable, Codable {
@@ -6,6 +7,14 @@ public enum NetworkCacheLevel: String, Sendable, Hashable, Codable {
     case normal = "default"
     /// Short-lived caching (`_conv_low_cache=1`), for development.
     case low
+}
+
+/// Where visitor data, the config cache and pending events are kept.
+public enum Persistence: String, Sendable, Hashable, Codable {
+    /// Files in ``ConvertConfiguration/storageDirectory`` (or the platform default): survives restarts.
+    case file
+    /// Memory only: lost when the process ends.
+    case memory
 }
 
 /// Everything the SDK can be told at start. Every field but `sdkKey` has the Convert SDKs' default.
@@ -45,13 +54,25 @@ public struct ConvertConfiguration: Sendable, Hashable {
     public var visitorStoreCapacity: Int
     /// The MurmurHash3 seed of bucketing.
     public var hashSeed: UInt32
+    /// Where state is kept between runs.
+    public var persistence: Persistence
+    /// The directory for file persistence; `nil` uses the platform default for the SDK key.
+    public var storageDirectory: URL?
+    /// How long one HTTP exchange may take, in milliseconds.
+    public var requestTimeoutMs: Int
+    /// The most tracking events held pending; past it new events are dropped and counted.
+    public var eventQueueCapacity: Int
+    /// Allow plain `http` endpoints (loopback test servers); `https` is required otherwise.
+    public var allowsInsecureHTTP: Bool
 
     public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,
                 apiConfigEndpoint: String = ConvertConfiguration.defaultConfigEndpoint,
                 apiTrackEndpoint: String = ConvertConfiguration.defaultTrackEndpoint,
                 dataRefreshIntervalMs: Int = 300_000, eventsBatchSize: Int = 10, eventsReleaseIntervalMs: Int = 1000,
                 networkTracking: Bool = true, networkCacheLevel: NetworkCacheLevel = .normal, debugToken: String? = nil,
-                logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = 9999) {
+                logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = 9999,
+                persistence: Persistence = .file, storageDirectory: URL? = nil, requestTimeoutMs: Int = 10_000,
+                eventQueueCapacity: Int = 100_000, allowsInsecureHTTP: Bool = false) {
         self.sdkKey = sdkKey
         self.sdkKeySecret = sdkKeySecret
         self.environment = environment
@@ -66,6 +87,11 @@ public struct ConvertConfiguration: Sendable, Hashable {
         self.logLevel = logLevel
         self.visitorStoreCapacity = visitorStoreCapacity
         self.hashSeed = hashSeed
+        self.persistence = persistence
+        self.storageDirectory = storageDirectory
+        self.requestTimeoutMs = requestTimeoutMs
+        self.eventQueueCapacity = eventQueueCapacity
+        self.allowsInsecureHTTP = allowsInsecureHTTP
     }
 }
 
@@ -77,7 +103,8 @@ extension ConvertConfiguration: CustomStringConvertible, CustomDebugStringConver
             + "apiTrackEndpoint: \(apiTrackEndpoint), dataRefreshIntervalMs: \(dataRefreshIntervalMs), "
             + "eventsBatchSize: \(eventsBatchSize), eventsReleaseIntervalMs: \(eventsReleaseIntervalMs), "
             + "networkTracking: \(networkTracking), networkCacheLevel: \(networkCacheLevel.rawValue), "
-            + "debugToken: \(debugToken == nil ? "none" : "<redacted>"), logLevel: \(logLevel.name))"
+            + "debugToken: \(debugToken == nil ? "none" : "<redacted>"), logLevel: \(logLevel.name), "
+            + "persistence: \(persistence.rawValue))"
     }
 
     public var debugDescription: String { description }

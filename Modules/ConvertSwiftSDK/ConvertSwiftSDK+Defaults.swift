@@ -1,35 +1,112 @@
 @_exported import ConvertCore
 @_exported import ConvertEvents
 @_exported import ConvertModel
+@_exported import ConvertQueue
 @_exported import ConvertRules
 @_exported import ConvertStorage
 @_exported import ConvertSupport
+@_exported import ConvertTransport
+import ConvertConfigLoader
+import ConvertFileStorage
 import ConvertMemory
+import ConvertURLSessionTransport
 import Foundation
 
 extension ConvertSwiftSDK {
+    /// Starts the SDK for an SDK key: the config comes from Convert's CDN (cached between runs,
+    /// refreshed every `dataRefreshIntervalMs`) and tracking goes to the metrics host.
+    ///
+    /// ```swift
+    /// let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "YOUR_SDK_KEY"))
+    /// try await sdk.ready()
+    /// ```
+    public convenience init(configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink()) {
+        self.init(configuration: configuration, ports: .live(configuration, logSink: logSink, directData: nil))
+    }
+
     /// Starts the SDK from direct config data (a bundled file, a test fixture), skipping the
-    /// network fetch. ``ready()`` throws ``ConvertError/invalidConfiguration(_:)`` when the data is
-    /// empty or not a valid config.
+    /// config fetch. ``ready()`` throws ``ConvertError/invalidConfiguration(_:)`` when the data is
+    /// empty or not a valid config. Tracking is delivered when the configuration has an SDK key.
     ///
     /// ```swift
     /// let sdk = ConvertSwiftSDK(configData: try Data(contentsOf: bundledConfigURL))
     /// try await sdk.ready()
     /// ```
-    public convenience init(configData: Data, configuration: ConvertConfiguration = ConvertConfiguration(sdkKey: "")) {
-        self.init(configuration: configuration, ports: .defaults(for: configuration, source: DirectConfigSource(bytes: configData)))
+    public convenience init(configData: Data,
+                            configuration: ConvertConfiguration = ConvertConfiguration(sdkKey: "", persistence: .memory),
+                            logSink: any LogSink = StandardErrorLogSink()) {
+        self.init(configuration: configuration, ports: .live(configuration, logSink: logSink, directData: configData))
     }
 }
 
 extension ConvertPorts {
-    /// The default wiring: in-memory visitor data and id stores, log lines on standard error.
-    public static func defaults(for configuration: ConvertConfiguration, source: any ConfigSource,
-                                trackingSink: any TrackingSink = DiscardingTrackingSink()) -> ConvertPorts {
-        ConvertPorts(configSource: source,
-                     visitorStore: MemoryVisitorDataStore(capacity: configuration.visitorStoreCapacity),
-                     visitorIdStore: MemoryVisitorIdStore(),
-                     trackingSink: trackingSink,
-                     logSink: StandardErrorLogSink())
+    /// The default wiring: URLSession transport, the CDN config source (or direct data), the
+    /// tracking queue, and file or memory storage as the configuration says.
+    public static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
+                            directData: Data? = nil) -> ConvertPorts {
+        let log = SDKLog(sink: logSink, minimum: configuration.logLevel)
+        let hub = SystemEventHub()
+        let transport = URLSessionTransport()
+        let storage = DefaultStorage(configuration, log: log)
+        let policy = EndpointPolicy(allowsInsecureHTTP: configuration.allowsInsecureHTTP)
+        let timeout = Duration.milliseconds(configuration.requestTimeoutMs)
+
+        let source: any ConfigSource
+        if let directData {
+            source = DirectConfigSource(bytes: directData)
+        } else {
+            source = RemoteConfigSource(
+                settings: .init(sdkKey: configuration.sdkKey, sdkKeySecret: configuration.sdkKeySecret,
+                                environment: configuration.environment, endpoint: configuration.apiConfigEndpoint,
+                                lowCache: configuration.networkCacheLevel == .low, debugToken: configuration.debugToken,
+                                refreshInterval: .milliseconds(max(1000, configuration.dataRefreshIntervalMs)),
+                                requestTimeout: timeout, policy: policy),
+                transport: transport, cache: storage.blobs, log: log)
+        }
+
+        let sink: any TrackingSink
+        if configuration.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            log.info("no SDK key: tracking events are not delivered")
+            sink = DiscardingTrackingSink()
+        } else {
+            sink = TrackingQueue(
+                transport: transport,
+                endpoint: TrackingEndpoint(template: configuration.apiTrackEndpoint, sdkKey: configuration.sdkKey, policy: policy),
+                options: TrackingQueueOptions(batchSize: configuration.eventsBatchSize,
+                                              releaseInterval: .milliseconds(configuration.eventsReleaseIntervalMs),
+                                              capacity: configuration.eventQueueCapacity, requestTimeout: timeout),
+                journal: storage.journal, events: hub, log: log)
+        }
+        return ConvertPorts(configSource: source, visitorStore: storage.visitors,
+                            visitorIdStore: ByteStoreVisitorIdStore(store: storage.blobs), trackingSink: sink,
+                            logSink: logSink, events: hub)
+    }
+}
+
+/// File storage when configured and possible, memory otherwise.
+struct DefaultStorage {
+    let blobs: any ByteStore
+    let visitors: any VisitorDataStore
+    let journal: (any EventJournal)?
+
+    init(_ configuration: ConvertConfiguration, log: SDKLog) {
+        if configuration.persistence == .file {
+            let directory = configuration.storageDirectory ?? FileStorage.defaultDirectory(for: configuration.sdkKey)
+            do {
+                let files = try FileByteStore(directory: directory)
+                let visitors = try FileVisitorDataStore(directory: directory, log: log)
+                let journal = try FileEventJournal(directory: directory, log: log)
+                self.blobs = files
+                self.visitors = visitors
+                self.journal = journal
+                return
+            } catch {
+                log.error("file storage unavailable at \(directory.path) (\(error)); using memory")
+            }
+        }
+        blobs = MemoryByteStore()
+        visitors = MemoryVisitorDataStore(capacity: configuration.visitorStoreCapacity)
+        journal = nil
     }
 }
 
@@ -39,31 +116,5 @@ public struct StandardErrorLogSink: LogSink {
 
     public func log(_ level: LogLevel, _ message: String) {
         FileHandle.standardError.write(Data("[Convert] \(level.name) \(message)\n".utf8))
-    }
-}
-
-extension ConvertSwiftSDK {
-    /// Starts the SDK for an SDK key: the config is fetched from Convert's CDN (cached between
-    /// runs) and refreshed every `dataRefreshIntervalMs`.
-    ///
-    /// ```swift
-    /// let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "YOUR_SDK_KEY"))
-    /// try await sdk.ready()
-    /// ```
-    public convenience init(configuration: ConvertConfiguration) {
-        self.init(configuration: configuration, ports: .defaults(for: configuration, source: NetworkConfigSourceUnavailable(configuration: configuration)))
-    }
-}
-
-/// Stands in for the CDN source until one is wired: refuses an empty key, otherwise says why no
-/// config can come.
-struct NetworkConfigSourceUnavailable: ConfigSource {
-    let configuration: ConvertConfiguration
-
-    func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
-        if configuration.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            throw ConvertError.invalidConfiguration("the SDK key is empty")
-        }
-        throw ConvertError.invalidConfiguration("no network config source is available in this build")
     }
 }

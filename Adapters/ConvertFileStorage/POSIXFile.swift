@@ -1,0 +1,131 @@
+import ConvertStorage
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin POSIX file helpers: owner-only permissions, atomic replacement, appends that reach the
+/// kernel before returning.
+enum POSIXFile {
+    static let ownerOnly: mode_t = 0o600
+
+    static func failure(_ operation: String, _ path: String) -> StorageError {
+        StorageError(operation: operation, target: path, reason: String(cString: strerror(errno)))
+    }
+
+    /// Creates `directory` (and parents) with owner-only access when missing.
+    static func ensureDirectory(_ directory: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StorageError(operation: "create directory", target: directory.path, reason: "\(error)")
+        }
+    }
+
+    /// Writes `data` to a temporary file beside `url`, then renames it over `url`.
+    static func atomicWrite(_ data: Data, to url: URL) throws {
+        let temp = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, ownerOnly)
+        guard fd >= 0 else { throw failure("create", temp) }
+        do {
+            try writeAll(fd, data, path: temp)
+            guard fsync(fd) == 0 else { throw failure("sync", temp) }
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        guard rename(temp, url.path) == 0 else {
+            let error = failure("rename", url.path)
+            unlink(temp)
+            throw error
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ data: Data, path: String) throws {
+        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("write", path)
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Opens `url` for appending, creating it owner-only.
+    static func openForAppend(_ url: URL) throws -> Int32 {
+        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT, ownerOnly)
+        guard fd >= 0 else { throw failure("open", url.path) }
+        return fd
+    }
+
+    static func read(_ url: URL) throws -> Data? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            throw StorageError(operation: "read", target: url.path, reason: "\(error)")
+        }
+    }
+
+    static func remove(_ url: URL) throws {
+        guard unlink(url.path) == 0 || errno == ENOENT else { throw failure("remove", url.path) }
+    }
+
+    /// Moves a file that could not be read aside, as `<name>.corrupt-<unix time>`; returns the new path.
+    @discardableResult
+    static func quarantine(_ url: URL) -> String {
+        let target = url.path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+        _ = rename(url.path, target)
+        return target
+    }
+
+    /// The permission bits of a file, for checks.
+    static func permissions(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_mode & 0o777)
+    }
+}
+
+/// An append-only file descriptor shared under a lock.
+final class AppendFile: @unchecked Sendable {
+    // `fd` is guarded by `lock`.
+    private let lock = NSLock()
+    private var fd: Int32
+    let url: URL
+
+    init(_ url: URL) throws {
+        self.url = url
+        fd = try POSIXFile.openForAppend(url)
+    }
+
+    deinit { close(fd) }
+
+    func append(_ data: Data) throws {
+        try lock.withLock { try POSIXFile.writeAll(fd, data, path: url.path) }
+    }
+
+    /// Replaces the file's content atomically and keeps appending to the new file.
+    func replace(with data: Data) throws {
+        try lock.withLock {
+            try POSIXFile.atomicWrite(data, to: url)
+            close(fd)
+            fd = try POSIXFile.openForAppend(url)
+        }
+    }
+
+    func sync() {
+        lock.withLock { _ = fsync(fd) }
+    }
+}

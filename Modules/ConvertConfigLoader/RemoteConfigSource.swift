@@ -1,0 +1,176 @@
+import ConvertModel
+import ConvertStorage
+import ConvertSupport
+import ConvertTransport
+import Foundation
+
+/// The config from Convert's CDN: cache first, then the live document, then a refresh every
+/// `refreshInterval`, forever.
+///
+/// - The request is `GET {endpoint}/config/{sdkKey}` with, in order, `environment`,
+///   `_conv_low_cache=1` (low cache level or a debug token) and `debug_token` query items;
+///   `Authorization: Bearer {secret}` when a secret is set; `If-None-Match` once an `ETag` came.
+/// - Only 2xx bodies that decode as a config are delivered and cached, verbatim and atomically;
+///   a 304 keeps the current config; anything else is logged and retried with backoff.
+/// - A cached copy that cannot be read is deleted and logged; the live fetch still runs.
+public struct RemoteConfigSource: ConfigSource {
+    /// What the source needs to know.
+    public struct Settings: Sendable {
+        public var sdkKey: String
+        public var sdkKeySecret: String?
+        public var environment: String?
+        public var endpoint: String
+        public var lowCache: Bool
+        public var debugToken: String?
+        public var refreshInterval: Duration
+        public var requestTimeout: Duration
+        public var retry: RetryPolicy
+        public var policy: EndpointPolicy
+
+        public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,
+                    endpoint: String = "https://cdn-4.convertexperiments.com/api/v1", lowCache: Bool = false,
+                    debugToken: String? = nil, refreshInterval: Duration = .seconds(300), requestTimeout: Duration = .seconds(10),
+                    retry: RetryPolicy = RetryPolicy(), policy: EndpointPolicy = EndpointPolicy()) {
+            self.sdkKey = sdkKey
+            self.sdkKeySecret = sdkKeySecret
+            self.environment = environment
+            self.endpoint = endpoint
+            self.lowCache = lowCache
+            self.debugToken = debugToken
+            self.refreshInterval = refreshInterval
+            self.requestTimeout = requestTimeout
+            self.retry = retry
+            self.policy = policy
+        }
+    }
+
+    public let settings: Settings
+    public let transport: any HTTPTransport
+    public let cache: (any ByteStore)?
+    public let log: SDKLog
+
+    public init(settings: Settings, transport: any HTTPTransport, cache: (any ByteStore)?, log: SDKLog = .silent) {
+        self.settings = settings
+        self.transport = transport
+        self.cache = cache
+        self.log = log
+    }
+
+    /// The cache entry name for this SDK key and environment.
+    public var cacheName: String {
+        "config-\(settings.sdkKey)-\(settings.environment ?? "default").json"
+    }
+
+    /// The config request, exactly as sent (before the User-Agent stamp).
+    public func request(etag: String?) throws -> HTTPRequest {
+        var base = settings.endpoint
+        while base.hasSuffix("/") { base.removeLast() }
+        let key = settings.sdkKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? settings.sdkKey
+        guard var components = URLComponents(url: try settings.policy.url("\(base)/config/\(key)"),
+                                             resolvingAgainstBaseURL: false) else {
+            throw TransportError.refused("config endpoint \(base) is not a URL")
+        }
+        var query: [URLQueryItem] = []
+        if let environment = settings.environment { query.append(URLQueryItem(name: "environment", value: environment)) }
+        if settings.lowCache || settings.debugToken != nil { query.append(URLQueryItem(name: "_conv_low_cache", value: "1")) }
+        if let token = settings.debugToken { query.append(URLQueryItem(name: "debug_token", value: token)) }
+        if !query.isEmpty { components.queryItems = query }
+        guard let url = components.url else { throw TransportError.refused("config URL could not be built") }
+        var request = HTTPRequest(method: .get, url: url, headers: [("Accept", "application/json")],
+                                  timeout: settings.requestTimeout)
+        if let secret = settings.sdkKeySecret, !secret.isEmpty { request.setHeader("Authorization", "Bearer \(secret)") }
+        if let etag { request.setHeader("If-None-Match", etag) }
+        return request
+    }
+
+    public func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
+        guard !settings.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw ConfigSourceError.emptySDKKey
+        }
+        _ = try settings.policy.url(settings.endpoint)
+        if let cached = loadCache() { await deliver(ConfigDocument(bytes: cached, origin: .cache)) }
+        var etag: String?
+        var failures = 0
+        while !Task.isCancelled {
+            let wait: Duration
+            switch await fetch(etag: etag) {
+            case .fresh(let bytes, let newTag):
+                etag = newTag
+                failures = 0
+                store(bytes)
+                await deliver(ConfigDocument(bytes: bytes, origin: .network))
+                wait = settings.refreshInterval
+            case .notModified:
+                failures = 0
+                wait = settings.refreshInterval
+            case .failed:
+                wait = settings.retry.delay(attempt: failures)
+                failures += 1
+            }
+            try? await Task.sleep(for: wait)
+        }
+    }
+
+    enum FetchResult {
+        case fresh(Data, etag: String?)
+        case notModified
+        case failed
+    }
+
+    func fetch(etag: String?) async -> FetchResult {
+        do {
+            let response = try await transport.sendAsConvertAgent(try request(etag: etag))
+            if response.status == 304 {
+                log.debug("config not modified")
+                return .notModified
+            }
+            guard response.isSuccess else {
+                log.warn("config fetch refused with HTTP \(response.status); keeping the current config")
+                return .failed
+            }
+            do throws(ConfigDecodingError) {
+                _ = try ConfigDecoder.decode(response.body)
+            } catch {
+                log.error("config fetch returned an unusable body (\(error.description)); keeping the current config")
+                return .failed
+            }
+            return .fresh(response.body, etag: response.header("ETag"))
+        } catch {
+            log.warn("config fetch failed: \(error); keeping the current config")
+            return .failed
+        }
+    }
+
+    private func loadCache() -> Data? {
+        guard let cache else { return nil }
+        do {
+            guard let bytes = try cache.read(cacheName) else { return nil }
+            do throws(ConfigDecodingError) {
+                _ = try ConfigDecoder.decode(bytes)
+                return bytes
+            } catch {
+                log.warn("cached config is unusable (\(error.description)); deleted, fetching from the network")
+                try? cache.remove(cacheName)
+                return nil
+            }
+        } catch {
+            log.warn("cached config unreadable: \(error)")
+            return nil
+        }
+    }
+
+    private func store(_ bytes: Data) {
+        do {
+            try cache?.write(bytes, to: cacheName)
+        } catch {
+            log.warn("config cache not written: \(error)")
+        }
+    }
+}
+
+/// Why the remote source cannot run at all.
+public enum ConfigSourceError: Error, Sendable, Hashable, CustomStringConvertible {
+    case emptySDKKey
+
+    public var description: String { "the SDK key is empty" }
+}

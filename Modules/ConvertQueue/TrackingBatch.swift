@@ -1,0 +1,48 @@
+import ConvertEvents
+import ConvertModel
+import Foundation
+
+/// The tracking API's request body for one batch.
+public struct TrackingBatch: Sendable, Hashable, Codable {
+    public struct Visitor: Sendable, Hashable, Codable {
+        public let visitorId: String
+        public let segments: VisitorSegments?
+        public let events: [TrackingEvent.Payload]
+    }
+
+    public let enrichData: Bool
+    public let accountId: String
+    public let projectId: String
+    public let visitors: [Visitor]
+    public let source: String
+
+    /// Groups `events` (all of one project) by visitor in first-seen order; a visitor's segments
+    /// are the latest its events carry.
+    public init(events: [TrackingEvent], source: String = "ios-sdk", enrichData: Bool = true) {
+        var order: [String] = []
+        var byVisitor: [String: (segments: VisitorSegments?, events: [TrackingEvent.Payload])] = [:]
+        for event in events {
+            if byVisitor[event.visitorId] == nil {
+                order.append(event.visitorId)
+                byVisitor[event.visitorId] = (nil, [])
+            }
+            byVisitor[event.visitorId]!.events.append(event.payload)
+            if let segments = event.segments { byVisitor[event.visitorId]!.segments = segments }
+        }
+        self.enrichData = enrichData
+        accountId = events.first?.accountId ?? ""
+        projectId = events.first?.projectId ?? ""
+        visitors = order.map { Visitor(visitorId: $0, segments: byVisitor[$0]!.segments, events: byVisitor[$0]!.events) }
+        self.source = source
+    }
+
+    /// The number of events in the batch.
+    public var eventCount: Int { visitors.reduce(0) { $0 + $1.events.count } }
+
+    /// The JSON body.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

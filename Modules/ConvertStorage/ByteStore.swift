@@ -1,0 +1,63 @@
+import Foundation
+
+/// A storage failure, with the file or key it concerns.
+public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let operation: String
+    public let target: String
+    public let reason: String
+
+    public init(operation: String, target: String, reason: String) {
+        self.operation = operation
+        self.target = target
+        self.reason = reason
+    }
+
+    public var description: String { "\(operation) \(target) failed: \(reason)" }
+}
+
+/// Named blobs: the config cache, the auto visitor id.
+///
+/// Implementation requirements: safe to call from any thread; `write` replaces the blob
+/// atomically (a reader sees the old or the new bytes, never a mix, even after a crash).
+public protocol ByteStore: Sendable {
+    /// The blob named `name`, `nil` when there is none.
+    func read(_ name: String) throws -> Data?
+    /// Replaces the blob named `name` atomically.
+    func write(_ data: Data, to name: String) throws
+    /// Deletes the blob named `name`; deleting a missing blob is not an error.
+    func remove(_ name: String) throws
+}
+
+/// A durable, ordered log of records awaiting acknowledgement: the tracking queue's safety net.
+///
+/// Implementation requirements: `append` returns only once the record would survive the
+/// process being killed; `pending` returns unacknowledged records in append order, their
+/// sequence numbers increasing; safe to call from any thread.
+public protocol EventJournal: Sendable {
+    /// Records `payload`; returns its sequence number.
+    func append(_ payload: Data) throws -> UInt64
+    /// Marks records as delivered; they are not returned by `pending` again.
+    func acknowledge(_ sequences: [UInt64]) throws
+    /// The records not yet acknowledged, oldest first.
+    func pending() throws -> [(sequence: UInt64, payload: Data)]
+}
+
+/// Visitor ids kept in a ``ByteStore`` under one name.
+public struct ByteStoreVisitorIdStore: VisitorIdStore {
+    public let store: any ByteStore
+    public let name: String
+
+    public init(store: any ByteStore, name: String = "visitor-id") {
+        self.store = store
+        self.name = name
+    }
+
+    public func loadVisitorId() -> String? {
+        guard let data = try? store.read(name), let id = String(data: data, encoding: .utf8), !id.isEmpty else { return nil }
+        return id
+    }
+
+    public func saveVisitorId(_ id: String) {
+        try? store.write(Data(id.utf8), to: name)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// An HTTP request as the SDK builds it; no URLSession types, so any client can carry it.
+public struct HTTPRequest: Sendable, Hashable {
+    public enum Method: String, Sendable, Hashable {
+        case get = "GET", post = "POST"
+    }
+
+    public var method: Method
+    public var url: URL
+    /// Header fields in order; names compare case-insensitively.
+    public var headers: [(name: String, value: String)]
+    public var body: Data?
+    /// How long the whole exchange may take.
+    public var timeout: Duration
+
+    public init(method: Method, url: URL, headers: [(name: String, value: String)] = [], body: Data? = nil,
+                timeout: Duration = .seconds(10)) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// The value of the first header named `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Sets `name` to `value`, replacing every existing field of that name.
+    public mutating func setHeader(_ name: String, _ value: String) {
+        headers.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        headers.append((name, value))
+    }
+
+    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body && lhs.timeout == rhs.timeout
+            && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(url)
+        hasher.combine(body)
+    }
+}
+
+/// An HTTP response.
+public struct HTTPResponse: Sendable, Hashable {
+    public let status: Int
+    /// Header fields with lowercased names.
+    public let headers: [String: String]
+    public let body: Data
+
+    public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        self.body = body
+    }
+
+    /// The value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+}
+
+/// Why an exchange produced no response.
+public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The host could not be reached or the connection broke.
+    case unreachable(String)
+    /// No complete response within the timeout.
+    case timedOut
+    /// The response body exceeded the allowed size.
+    case bodyTooLarge(limit: Int)
+    /// The request was cancelled.
+    case cancelled
+    /// The URL is not allowed (for example plain `http` without an explicit allowance).
+    case refused(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let why): return "host unreachable: \(why)"
+        case .timedOut: return "request timed out"
+        case .bodyTooLarge(let limit): return "response body larger than \(limit) bytes"
+        case .cancelled: return "request cancelled"
+        case .refused(let why): return "request refused: \(why)"
+        }
+    }
+}
+
+/// Sends HTTP requests: URLSession, an in-process stub, or your own client.
+///
+/// Implementation requirements: safe to call concurrently; honour `request.timeout`; return any
+/// HTTP status as a response (a 500 is a response, not an error); throw ``TransportError`` when
+/// no response came.
+public protocol HTTPTransport: Sendable {
+    /// Performs one exchange.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}
+
+/// The identity every request carries; the metrics host drops events without it.
+public enum ConvertAgent {
+    /// The SDK version sent in `User-Agent`.
+    public static let version = "1.0.0"
+    /// `ConvertAgent/<version>`.
+    public static let userAgent = "ConvertAgent/\(version)"
+}
+
+extension HTTPTransport {
+    /// Sends `request` with `User-Agent: ConvertAgent/<version>` set last, replacing any other.
+    public func sendAsConvertAgent(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var stamped = request
+        stamped.setHeader("User-Agent", ConvertAgent.userAgent)
+        return try await send(stamped)
+    }
+}
