@@ -64,7 +64,7 @@ let package = Package(
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore", "ConvertMemory"],
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore", "ConvertMemory", "ConvertTransport"],
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
 
@@ -86,6 +86,13 @@ let package = Package(
                     path: "Tests/ConvertModelTests"),
         .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting"],
                     path: "Tests/SeedSnippetTests"),
+        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage"],
+                          path: "Tests/JournalProbe"),
+        .testTarget(
+            name: "ConvertDeliveryTests",
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
+                           "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe"],
+            path: "Tests/ConvertDeliveryTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         .testTarget(
             name: "ConvertCoreTests",

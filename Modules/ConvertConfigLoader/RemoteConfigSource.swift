@@ -111,34 +111,43 @@ public struct RemoteConfigSource: ConfigSource {
         }
     }
 
-    enum FetchResult {
+    /// The outcome of one fetch.
+    public enum FetchResult: Sendable {
+        /// A usable config, with its `ETag` if the server sent one.
         case fresh(Data, etag: String?)
+        /// 304: the current config stands.
         case notModified
-        case failed
+        /// Nothing usable came; the current config stands.
+        case failed(ConfigFetchError)
     }
 
-    func fetch(etag: String?) async -> FetchResult {
+    /// Performs one fetch (no caching, no delivery); failures are logged and returned typed.
+    public func fetch(etag: String?) async -> FetchResult {
+        let response: HTTPResponse
         do {
-            let response = try await transport.sendAsConvertAgent(try request(etag: etag))
-            if response.status == 304 {
-                log.debug("config not modified")
-                return .notModified
-            }
-            guard response.isSuccess else {
-                log.warn("config fetch refused with HTTP \(response.status); keeping the current config")
-                return .failed
-            }
-            do throws(ConfigDecodingError) {
-                _ = try ConfigDecoder.decode(response.body)
-            } catch {
-                log.error("config fetch returned an unusable body (\(error.description)); keeping the current config")
-                return .failed
-            }
-            return .fresh(response.body, etag: response.header("ETag"))
+            response = try await transport.sendAsConvertAgent(try request(etag: etag))
+        } catch let error as TransportError {
+            log.warn("config fetch failed: \(error); keeping the current config")
+            return .failed(.transport(error))
         } catch {
             log.warn("config fetch failed: \(error); keeping the current config")
-            return .failed
+            return .failed(.transport(.unreachable("\(error)")))
         }
+        if response.status == 304 {
+            log.debug("config not modified")
+            return .notModified
+        }
+        guard response.isSuccess else {
+            log.warn("config fetch refused with HTTP \(response.status); keeping the current config")
+            return .failed(.httpStatus(response.status))
+        }
+        do throws(ConfigDecodingError) {
+            _ = try ConfigDecoder.decode(response.body)
+        } catch {
+            log.error("config fetch returned an unusable body (\(error.description)); keeping the current config")
+            return .failed(.unusableBody(error))
+        }
+        return .fresh(response.body, etag: response.header("ETag"))
     }
 
     private func loadCache() -> Data? {
@@ -164,6 +173,24 @@ public struct RemoteConfigSource: ConfigSource {
             try cache?.write(bytes, to: cacheName)
         } catch {
             log.warn("config cache not written: \(error)")
+        }
+    }
+}
+
+/// Why a config fetch produced nothing usable.
+public enum ConfigFetchError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No response: unreachable, timed out, too large, refused.
+    case transport(TransportError)
+    /// A non-2xx, non-304 status.
+    case httpStatus(Int)
+    /// A 2xx whose body is not a config.
+    case unusableBody(ConfigDecodingError)
+
+    public var description: String {
+        switch self {
+        case .transport(let error): return error.description
+        case .httpStatus(let status): return "HTTP \(status)"
+        case .unusableBody(let error): return "unusable body: \(error.description)"
         }
     }
 }

@@ -1,0 +1,250 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A small HTTP/1.1 server on 127.0.0.1 for tests: one request per connection, a handler that
+/// answers, drops the connection, or stalls — enough to exercise a real client on the wire.
+///
+/// ```swift
+/// let server = try LoopbackHTTPServer { request in .respond(status: 200, body: configBytes) }
+/// let endpoint = server.baseURL   // "http://127.0.0.1:<port>"
+/// ```
+public final class LoopbackHTTPServer: @unchecked Sendable {
+    /// A request as it arrived.
+    public struct Request: Sendable {
+        public let method: String
+        /// The path without the query.
+        public let path: String
+        /// Query items in order (percent-decoded).
+        public let query: [(name: String, value: String)]
+        /// Header fields with lowercased names.
+        public let headers: [String: String]
+        public let body: Data
+
+        public func header(_ name: String) -> String? { headers[name.lowercased()] }
+        public func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    }
+
+    /// How the server answers one request.
+    public indirect enum Reply: Sendable {
+        case respond(status: Int, headers: [String: String] = [:], body: Data = Data())
+        /// Close the connection without answering (the client sees a broken connection).
+        case drop
+        /// Wait, then answer as `then` says.
+        case delay(Duration, then: Reply)
+    }
+
+    public typealias Handler = @Sendable (Request) -> Reply
+
+    // `handler`, `received`, `listener` and `running` are guarded by `lock`.
+    private let lock = NSLock()
+    private var handler: Handler
+    private var received: [Request] = []
+    private var listener: Int32 = -1
+    private var running = false
+    private let connections = DispatchQueue(label: "loopback-http.connections", attributes: .concurrent)
+    /// The port the server listens on (kept across ``restart()``).
+    public private(set) var port: Int = 0
+
+    /// Starts listening on an ephemeral port.
+    public init(handler: @escaping Handler) throws {
+        self.handler = handler
+        try listen(on: 0)
+    }
+
+    deinit { stop() }
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Every request received so far, in arrival order.
+    public var requests: [Request] { lock.withLock { received } }
+
+    /// Replaces the handler.
+    public func setHandler(_ handler: @escaping Handler) { lock.withLock { self.handler = handler } }
+
+    /// Stops listening; connections in progress finish.
+    public func stop() {
+        let fd: Int32 = lock.withLock {
+            running = false
+            defer { listener = -1 }
+            return listener
+        }
+        if fd >= 0 {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
+    /// Stops and listens again on the same port.
+    public func restart() throws {
+        stop()
+        var lastError: (any Error)?
+        for _ in 0..<50 {
+            do {
+                try listen(on: port)
+                return
+            } catch {
+                lastError = error
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+        throw lastError!
+    }
+
+    private struct SocketError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private func listen(on requestedPort: Int) throws {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        guard fd >= 0 else { throw SocketError(description: "socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(requestedPort).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, startListening(fd) == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw SocketError(description: "bind/listen: \(message)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: actual.sin_port))
+        lock.withLock {
+            listener = fd
+            running = true
+        }
+        let thread = Thread { [weak self] in self?.acceptLoop(fd) }
+        thread.name = "loopback-http.accept"
+        thread.start()
+    }
+
+    private func acceptLoop(_ fd: Int32) {
+        while true {
+            let client = accept(fd, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            var noSigpipe: Int32 = 1
+            #if canImport(Darwin)
+            setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &noSigpipe, socklen_t(MemoryLayout<Int32>.size))
+            #else
+            _ = noSigpipe
+            #endif
+            connections.async { [weak self] in
+                self?.serve(client)
+                close(client)
+            }
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        guard let request = readRequest(client) else { return }
+        let handler: Handler = lock.withLock {
+            received.append(request)
+            return self.handler
+        }
+        var reply = handler(request)
+        while case .delay(let duration, let then) = reply {
+            let (seconds, attoseconds) = duration.components
+            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+            reply = then
+        }
+        guard case .respond(let status, let headers, let body) = reply else { return }
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
+        var out = Data(head.utf8)
+        out.append(body)
+        send(client, out)
+    }
+
+    private func send(_ client: Int32, _ data: Data) {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < buffer.count {
+                #if canImport(Darwin)
+                let n = Darwin.send(client, buffer.baseAddress! + offset, buffer.count - offset, 0)
+                #else
+                let n = Glibc.send(client, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                #endif
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+
+    private func readRequest(_ client: Int32) -> Request? {
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let separator = Data("\r\n\r\n".utf8)
+        var headerEnd: Range<Data.Index>?
+        while headerEnd == nil {
+            let n = recv(client, &chunk, chunk.count, 0)
+            if n <= 0 { return nil }
+            data.append(contentsOf: chunk[0..<n])
+            headerEnd = data.range(of: separator)
+            if data.count > 1 << 20 { return nil }
+        }
+        let headText = String(decoding: data[..<headerEnd!.lowerBound], as: UTF8.self)
+        var lines = headText.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count >= 2 else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        if headers["expect"]?.lowercased() == "100-continue" {
+            send(client, Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        }
+        var body = Data(data[headerEnd!.upperBound...])
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        while body.count < length {
+            let n = recv(client, &chunk, min(chunk.count, length - body.count), 0)
+            if n <= 0 { return nil }
+            body.append(contentsOf: chunk[0..<n])
+        }
+        let target = String(requestLine[1])
+        let components = URLComponents(string: target)
+        let query = (components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+        return Request(method: String(requestLine[0]), path: components?.path ?? target, query: query,
+                       headers: headers, body: body)
+    }
+
+    private static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 204: return "No Content"
+        case 304: return "Not Modified"
+        case 400: return "Bad Request"
+        case 404: return "Not Found"
+        case 500: return "Internal Server Error"
+        case 503: return "Service Unavailable"
+        default: return "Status"
+        }
+    }
+}
+
+private func startListening(_ fd: Int32) -> Int32 {
+    listen(fd, 128)
+}
