@@ -38,12 +38,18 @@ final class PendingBuffer: @unchecked Sendable {
         }
     }
 
-    func countDrop() { lock.withLock { stats.dropped += 1 } }
+    func countDrop() {
+        lock.withLock {
+            stats.enqueued += 1
+            stats.dropped += 1
+        }
+    }
 
     func append(_ entry: TrackingQueue.Entry, batchSize: Int) -> AppendResult {
         lock.withLock {
             let pending = entries.count - head
             guard pending + inFlight < capacity else {
+                stats.enqueued += 1
                 stats.dropped += 1
                 return .dropped
             }

@@ -33,7 +33,7 @@ public struct TrackingQueueOptions: Sendable, Hashable {
 
 /// What the queue has done since it started; `enqueued == sent + dropped + pending` always holds.
 public struct QueueCounters: Sendable, Hashable, CustomStringConvertible {
-    /// Events accepted (including those recovered from the journal at start).
+    /// Events handed to the queue, dropped ones included (plus those recovered from the journal at start).
     public var enqueued = 0
     /// Events the server acknowledged with a 2xx.
     public var sent = 0
