@@ -1,0 +1,97 @@
+import ConvertFileStorage
+import ConvertMemory
+import ConvertSwiftSDK
+import ConvertTesting
+import Foundation
+import Testing
+
+@Suite(.serialized) struct PersistenceTests {
+    @Test func storageContractsHoldForMemoryAndFileAdapters() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await VisitorDataStoreContract.verify { MemoryVisitorDataStore() }
+        try await VisitorDataStoreContract.verify(
+            make: { try FileVisitorDataStore(directory: directory.appendingPathComponent("visitors")) },
+            reopen: { try FileVisitorDataStore(directory: directory.appendingPathComponent("visitors")) })
+        try ByteStoreContract.verify { MemoryByteStore() }
+        try ByteStoreContract.verify { try FileByteStore(directory: directory.appendingPathComponent("blobs")) }
+        try EventJournalContract.verify { MemoryEventJournal() }
+        try EventJournalContract.verify(
+            make: { try FileEventJournal(directory: directory.appendingPathComponent("journal")) },
+            reopen: { try FileEventJournal(directory: directory.appendingPathComponent("journal")) })
+        for file in ["visitors/visitors.log", "blobs/large", "journal/events.journal"] {
+            #expect(FileStorage.permissions(of: directory.appendingPathComponent(file)) == 0o600, "\(file)")
+        }
+    }
+
+    @Test func stickyDecisionsAndGoalDedupSurviveANewSDK() async throws {
+        let config = try Fixtures.data(.cdnConfigBaseline)
+        let server = try LoopbackHTTPServer { request in request.method == "GET" ? configReply(config) : .respond(status: 200) }
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var decided: [String: String] = [:]
+        do {
+            let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: RecordingLogSink())
+            try await sdk.ready(timeout: .seconds(10))
+            for i in 0..<30 {
+                let context = sdk.createContext(visitorId: "r\(i)", attributes: ["mobile": true])
+                context.setLocationProperties(["location": "pricing"])
+                decided["r\(i)"] = await context.runExperience("test-experience-ab-fullstack-1")?.id
+                #expect(await context.trackConversion("button-primary-click") == .tracked(eventCount: 1))
+            }
+            let recorder = await EventRecorder(sdk, events: [.dataStoreQueueReleased])
+            await sdk.flush()
+            guard case .dataStoreQueueReleased(let released) = try await recorder.wait(for: .dataStoreQueueReleased)[0] else {
+                throw CancellationError()
+            }
+            #expect(released.recordCount >= 30)
+        }
+        let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: RecordingLogSink())
+        try await sdk.ready(timeout: .seconds(10))
+        for i in 0..<30 {
+            let context = sdk.createContext(visitorId: "r\(i)", attributes: ["desktop": "false"])
+            context.setLocationProperties(["location": "pricing"])
+            let again = await context.runExperience("test-experience-ab-fullstack-1")
+            #expect(again?.id == decided["r\(i)"])
+            #expect(again?.isStored == true)
+            #expect(await context.trackConversion("button-primary-click") == .duplicate)
+        }
+        #expect(FileStorage.permissions(of: directory.appendingPathComponent("visitors.log")) == 0o600)
+    }
+
+    @Test func autoVisitorIdPersistsInTheStorageDirectory() async throws {
+        let server = try LoopbackHTTPServer { _ in configReply((try? Fixtures.data(.staticConfig)) ?? Data()) }
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: RecordingLogSink())
+        let id = first.createContext().visitorId
+        let second = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: RecordingLogSink())
+        #expect(second.createContext().visitorId == id)
+        #expect(UUID(uuidString: id) != nil)
+    }
+
+    @Test func corruptCacheAndStoreFilesAreRecoveredFrom() async throws {
+        let config = try Fixtures.data(.cdnConfigBaseline)
+        let server = try LoopbackHTTPServer { _ in configReply(config) }
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("{ broken".utf8).write(to: directory.appendingPathComponent("config-10035569_10034190-default.json"))
+        try Data("not a snapshot".utf8).write(to: directory.appendingPathComponent("visitors.snapshot"))
+        try Data("{\"k\":\"1-2-v\",\"d\":{\"bucketing\":{},\"goals\":[],\"segments\":{},\"locations\":[]}}\n{\"k\":torn".utf8)
+            .write(to: directory.appendingPathComponent("visitors.log"))
+        try Data("E 1 bm90IGFuIGV2ZW50\nE 2 !!!\nA".utf8).write(to: directory.appendingPathComponent("events.journal"))
+        let logs = RecordingLogSink()
+        let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: logs)
+        try await sdk.ready(timeout: .seconds(10))
+        #expect(sdk.config?.accountId == "10035569")
+        #expect(logs.contains("cached config is unusable"))
+        #expect(logs.contains("visitor snapshot is corrupt; moved aside"))
+        #expect(logs.contains("visitor change log: skipped 1 unreadable line(s)"))
+        #expect(logs.contains("event journal"))
+        let moved = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".corrupt-") }
+        #expect(moved.count == 1)
+        let context = sdk.createContext(visitorId: "after-recovery", attributes: ["mobile": true])
+        context.setLocationProperties(["location": "pricing"])
+        #expect(await context.runExperience("test-experience-ab-fullstack-1") != nil)
+    }
+}
