@@ -36,38 +36,21 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
         urlRequest.httpBody = request.body
+        let exchange = Exchange(limit: maximumBodyBytes)
         let prepared = urlRequest
-        let limit = maximumBodyBytes
         let session = self.session
-        return try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
-            group.addTask {
-                let (data, response): (Data, URLResponse)
-                do {
-                    (data, response) = try await session.data(for: prepared)
-                } catch let error as URLError {
-                    throw Self.map(error)
-                } catch is CancellationError {
-                    throw TransportError.cancelled
-                } catch {
-                    throw TransportError.unreachable("\(error)")
+        let deadline = Self.seconds(request.timeout) + 0.25
+        // Cancelling a URLSession task synchronously from a Swift task-cancellation handler can
+        // deadlock FoundationNetworking on Linux, so every cancel is hopped onto a global queue.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                exchange.start(continuation, session: session, request: prepared)
+                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
+                    exchange.finish(.failure(TransportError.timedOut))
                 }
-                guard let http = response as? HTTPURLResponse else {
-                    throw TransportError.unreachable("not an HTTP response")
-                }
-                guard data.count <= limit else { throw TransportError.bodyTooLarge(limit: limit) }
-                var headers: [String: String] = [:]
-                for (key, value) in http.allHeaderFields {
-                    if let key = key as? String, let value = value as? String { headers[key] = value }
-                }
-                return HTTPResponse(status: http.statusCode, headers: headers, body: data)
             }
-            group.addTask {
-                try await Task.sleep(for: request.timeout + .milliseconds(250))
-                throw TransportError.timedOut
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw TransportError.cancelled }
-            return first
+        } onCancel: {
+            DispatchQueue.global().async { exchange.finish(.failure(TransportError.cancelled)) }
         }
     }
 
@@ -75,8 +58,76 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         let (seconds, attoseconds) = duration.components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
+}
 
-    private static func map(_ error: URLError) -> TransportError {
+/// One request's completion: whichever of response, timeout or cancellation comes first wins.
+private final class Exchange: @unchecked Sendable {
+    // `continuation`, `task` and `early` are guarded by `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    private var task: URLSessionDataTask?
+    /// A cancellation that arrived before the exchange started.
+    private var early: (any Error)?
+    private var done = false
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>, session: URLSession, request: URLRequest) {
+        let limit = self.limit
+        let task = session.dataTask(with: request) { [self] data, response, error in
+            if let error {
+                finish(.failure(Self.map(error)))
+                return
+            }
+            guard let http = response as? HTTPURLResponse else {
+                finish(.failure(TransportError.unreachable("not an HTTP response")))
+                return
+            }
+            let body = data ?? Data()
+            guard body.count <= limit else {
+                finish(.failure(TransportError.bodyTooLarge(limit: limit)))
+                return
+            }
+            var headers: [String: String] = [:]
+            for (key, value) in http.allHeaderFields {
+                if let key = key as? String, let value = value as? String { headers[key] = value }
+            }
+            finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: body)))
+        }
+        let early: (any Error)? = lock.withLock {
+            if let early = self.early {
+                done = true
+                return early
+            }
+            self.continuation = continuation
+            self.task = task
+            return nil
+        }
+        if let early {
+            continuation.resume(throwing: early)
+            return
+        }
+        task.resume()
+    }
+
+    func finish(_ result: Result<HTTPResponse, any Error>) {
+        let (continuation, task): (CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?) = lock.withLock {
+            defer {
+                self.continuation = nil
+                self.task = nil
+            }
+            if self.continuation == nil, !done, case .failure(let error) = result { early = error }
+            if self.continuation != nil { done = true }
+            return (self.continuation, self.task)
+        }
+        guard let continuation else { return }
+        continuation.resume(with: result)
+        if case .failure = result { task?.cancel() }
+    }
+
+    private static func map(_ error: any Error) -> TransportError {
+        guard let error = error as? URLError else { return .unreachable("\(error)") }
         switch error.code {
         case .timedOut: return .timedOut
         case .cancelled: return .cancelled

@@ -116,6 +116,9 @@ public final class ConvertSwiftSDK: Sendable {
         core.isTrackingEnabled
     }
 
+    /// What tracking has done so far: enqueued, sent, retried, dropped, pending.
+    public var trackingCounters: TrackingCounters { core.ports.trackingSink.counters }
+
     /// Delivers pending tracking events and writes pending visitor data now.
     public func flush() async {
         await core.ports.trackingSink.flush()

@@ -88,11 +88,41 @@ public protocol TrackingSink: Sendable {
     func enqueue(_ event: TrackingEvent)
     /// Delivers what is pending now, returning when the attempt is over.
     func flush() async
+    /// What the sink has done so far.
+    var counters: TrackingCounters { get }
 }
+
+extension TrackingSink {
+    /// Sinks that keep no counts report zeros.
+    public var counters: TrackingCounters { TrackingCounters() }
+}
+
 
 /// A sink that drops everything, for builds without tracking.
 public struct DiscardingTrackingSink: TrackingSink {
     public init() {}
     public func enqueue(_ event: TrackingEvent) {}
     public func flush() async {}
+}
+
+/// What a tracking sink has done since it started; `enqueued == sent + dropped + pending` always holds.
+public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
+    /// Events handed to the queue, dropped ones included (plus those recovered from the journal at start).
+    public var enqueued = 0
+    /// Events the server acknowledged with a 2xx.
+    public var sent = 0
+    /// Event deliveries attempted again after a failure (an event retried twice counts twice).
+    public var retried = 0
+    /// Events refused because the queue was at capacity.
+    public var dropped = 0
+    /// Events waiting or in flight.
+    public var pending = 0
+    /// Failed delivery attempts.
+    public var failedRequests = 0
+
+    public init() {}
+
+    public var description: String {
+        "enqueued \(enqueued), sent \(sent), retried \(retried), dropped \(dropped), pending \(pending)"
+    }
 }

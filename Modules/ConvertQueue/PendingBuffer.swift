@@ -11,7 +11,7 @@ final class PendingBuffer: @unchecked Sendable {
     private var head = 0
     private var inFlight = 0
     private var firstAt: ContinuousClock.Instant?
-    private var stats = QueueCounters()
+    private var stats = TrackingCounters()
     let capacity: Int
 
     init(capacity: Int) { self.capacity = capacity }
@@ -22,7 +22,7 @@ final class PendingBuffer: @unchecked Sendable {
 
     var firstPendingAt: ContinuousClock.Instant? { lock.withLock { entries.count > head ? firstAt : nil } }
 
-    var counters: QueueCounters {
+    var counters: TrackingCounters {
         lock.withLock {
             var c = stats
             c.pending = entries.count - head + inFlight

@@ -14,7 +14,7 @@ import Foundation
 /// fires `api.queue.released`. At start, events left in the journal are delivered first.
 ///
 /// Drop policy: when `capacity` events are pending, new events are refused, counted in
-/// ``QueueCounters/dropped`` and logged; pending events are never evicted.
+/// ``TrackingCounters/dropped`` and logged; pending events are never evicted.
 public actor TrackingQueue: TrackingSink {
     struct Entry {
         let sequence: UInt64?
@@ -78,7 +78,7 @@ public actor TrackingQueue: TrackingSink {
     }
 
     /// Counters readable at any time.
-    public nonisolated var counters: QueueCounters { buffer.counters }
+    public nonisolated var counters: TrackingCounters { buffer.counters }
 
     public nonisolated func enqueue(_ event: TrackingEvent) {
         var sequence: UInt64?

@@ -133,14 +133,14 @@ import Testing
             case "good": return configReply(good)
             case "notJSON": return .respond(status: 200, body: Data("<html>maintenance</html>".utf8))
             case "huge": return .respond(status: 200, body: Data(repeating: 0x20, count: 300_000))
-            case "slow": return .delay(.seconds(2), then: configReply(good))
+            case "slow": return .delay(.seconds(4), then: configReply(good))
             default: return .drop
             }
         }
         let logs = RecordingLogSink()
         let cache = MemoryByteStore()
         let plain = source(server, cache: cache, logs: logs, transport: URLSessionTransport(maximumBodyBytes: 100_000),
-                           timeout: .milliseconds(500))
+                           timeout: .milliseconds(1500))
         mode.set("good")
         guard case .fresh = await plain.fetch(etag: nil) else { throw CancellationError() }
         for (name, expected) in [("notJSON", "unusable body"), ("huge", "larger than 100000 bytes"), ("slow", "timed out"),

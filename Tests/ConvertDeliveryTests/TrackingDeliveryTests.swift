@@ -28,6 +28,9 @@ import Testing
         await alice.trackConversion("button-primary-click", goalData: [GoalDataItem(.amount, 10.5), GoalDataItem(.transactionId, "T-9")])
         guard case .apiQueueReleased(let released) = try await recorder.wait(for: .apiQueueReleased)[0] else { throw CancellationError() }
         #expect(released.eventCount == 4)
+        try await eventually("counters") { sdk.trackingCounters.sent == 4 }
+        #expect(sdk.trackingCounters.enqueued == 4)
+        #expect(sdk.trackingCounters.pending == 0)
 
         let post = try #require(server.requests.first { $0.method == "POST" })
         #expect(post.path == "/10034190/v1/track/10035569/10034190")
@@ -75,7 +78,7 @@ import Testing
             transport: URLSessionTransport(),
             endpoint: TrackingEndpoint(template: server.baseURL + "/[project_id]/v1", sdkKey: "k",
                                        policy: EndpointPolicy(allowsInsecureHTTP: true)),
-            options: TrackingQueueOptions(batchSize: 10, releaseInterval: .milliseconds(20),
+            options: TrackingQueueOptions(batchSize: 10, releaseInterval: .milliseconds(20), maximumBatchEvents: 10,
                                           retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(40)),
                                           requestTimeout: .seconds(2)))
         await withTaskGroup(of: Void.self) { group in
