@@ -3,33 +3,9 @@ import ConvertTesting
 import Foundation
 import Testing
 
-private struct HashVector: Decodable {
-    let description: String
-    let visitorId: String
-    let experienceId: String
-    let seed: UInt32
-    let expectedValue: Int
-    let expectedVariationId: String?
-    let buckets: [String: Double]
-}
-
-private struct CrossVector: Decodable {
-    struct Arm: Decodable {
-        let id: String
-        let traffic_allocation: Double?
-        let status: String?
-    }
-    let description: String
-    let experienceId: String
-    let visitorId: String
-    let version: Double
-    let variations: [Arm]
-    let expected: String?
-}
-
 @Suite struct BucketingVectorTests {
     @Test func all74HashVectorsGiveTheirValueAndVariation() throws {
-        let vectors = try Fixtures.decode([HashVector].self, from: .hashParityVectors)
+        let vectors = try Fixtures.hashParityVectors()
         #expect(vectors.count == 74)
         for v in vectors {
             let value = BucketValue.of(experienceId: v.experienceId, visitorId: v.visitorId, seed: v.seed)
@@ -42,11 +18,11 @@ private struct CrossVector: Decodable {
     }
 
     @Test func all59CrossSDKVectorsPass() throws {
-        let vectors = try Fixtures.decode([CrossVector].self, from: .crossSDKBucketingVectors)
+        let vectors = try Fixtures.bucketingVectors()
         #expect(vectors.count == 59)
         for v in vectors {
             let arms = v.variations.map {
-                BucketArm(id: $0.id, trafficAllocation: $0.traffic_allocation,
+                BucketArm(id: $0.id, trafficAllocation: $0.trafficAllocation,
                           isActive: $0.status == nil || $0.status == "running")
             }
             let table = BucketTable(arms: arms, layout: BucketLayout(version: v.version))

@@ -3,14 +3,6 @@ import ConvertTesting
 import Foundation
 import Testing
 
-private struct HashVector: Decodable {
-    let description: String
-    let visitorId: String
-    let experienceId: String
-    let seed: UInt32
-    let expectedValue: Int
-}
-
 @Suite struct MurmurHash3Tests {
     @Test func publishedReferenceValues() {
         #expect(MurmurHash3.hash32("", seed: 0) == 0)
@@ -22,7 +14,7 @@ private struct HashVector: Decodable {
     }
 
     @Test func everyParityVectorScalesToItsBucketValue() throws {
-        let vectors = try Fixtures.decode([HashVector].self, from: .hashParityVectors)
+        let vectors = try Fixtures.hashParityVectors()
         #expect(vectors.count == 74)
         for v in vectors {
             let hash = MurmurHash3.hash32(v.experienceId + v.visitorId, seed: v.seed)
@@ -32,7 +24,7 @@ private struct HashVector: Decodable {
     }
 
     @Test func twoPartHashEqualsHashOfConcatenation() throws {
-        let vectors = try Fixtures.decode([HashVector].self, from: .hashParityVectors)
+        let vectors = try Fixtures.hashParityVectors()
         for v in vectors {
             #expect(MurmurHash3.hash32(v.experienceId, v.visitorId, seed: v.seed)
                     == MurmurHash3.hash32(v.experienceId + v.visitorId, seed: v.seed), "\(v.description)")
