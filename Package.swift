@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ConvertSwiftSDK", targets: ["ConvertSwiftSDK"]),
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
+        .executable(name: "convert", targets: ["convert"]),
     ],
     targets: [
         // Engines: pure, no I/O.
@@ -68,10 +69,16 @@ let package = Package(
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
 
+        // The command-line tool.
+        .executableTarget(
+            name: "convert",
+            dependencies: ["ConvertSwiftSDK", "ConvertConfigLoader", "ConvertURLSessionTransport"],
+            path: "Modules/ConvertCommand"),
+
         // Examples.
         .executableTarget(
             name: "Quickstart",
-            dependencies: ["ConvertModel", "ConvertBucketing"],
+            dependencies: ["ConvertSwiftSDK"],
             path: "Examples/Quickstart",
             resources: [.copy("Resources")]),
 

@@ -42,11 +42,14 @@ extension ConvertSwiftSDK {
 extension ConvertPorts {
     /// The default wiring: URLSession transport, the CDN config source (or direct data), the
     /// tracking queue, and file or memory storage as the configuration says.
+    ///
+    /// - Parameters:
+    ///   - transport: carries config fetches and tracking; URLSession unless you pass your own.
+    ///   - directData: config bytes to start from instead of fetching.
     public static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
-                            directData: Data? = nil) -> ConvertPorts {
+                            directData: Data? = nil, transport: any HTTPTransport = URLSessionTransport()) -> ConvertPorts {
         let log = SDKLog(sink: logSink, minimum: configuration.logLevel)
         let hub = SystemEventHub()
-        let transport = URLSessionTransport()
         let storage = DefaultStorage(configuration, log: log)
         let policy = EndpointPolicy(allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         let timeout = Duration.milliseconds(configuration.requestTimeoutMs)

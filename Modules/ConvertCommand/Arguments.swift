@@ -1,0 +1,49 @@
+import Foundation
+
+/// A usage error: names the bad argument; the command exits with status 2.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `--name value` options and `--flag` switches, nothing positional.
+struct Arguments {
+    private var values: [String: String] = [:]
+    private var switches: Set<String> = []
+
+    /// Parses `arguments` against the allowed option and switch names.
+    init(_ arguments: [String], options: Set<String>, flags: Set<String>) throws {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            guard argument.hasPrefix("--") else { throw UsageError("unexpected argument \"\(argument)\"") }
+            let name = String(argument.dropFirst(2))
+            if flags.contains(name) {
+                switches.insert(name)
+                index += 1
+            } else if options.contains(name) {
+                guard index + 1 < arguments.count else { throw UsageError("--\(name) needs a value") }
+                guard values[name] == nil else { throw UsageError("--\(name) given twice") }
+                values[name] = arguments[index + 1]
+                index += 2
+            } else {
+                throw UsageError("unknown option --\(name)")
+            }
+        }
+    }
+
+    func value(_ name: String) -> String? { values[name] }
+
+    func required(_ name: String) throws -> String {
+        guard let value = values[name] else { throw UsageError("--\(name) is required") }
+        return value
+    }
+
+    func flag(_ name: String) -> Bool { switches.contains(name) }
+
+    func integer(_ name: String, default fallback: Int) throws -> Int {
+        guard let text = values[name] else { return fallback }
+        guard let number = Int(text), number > 0 else { throw UsageError("--\(name) must be a positive whole number, got \"\(text)\"") }
+        return number
+    }
+}

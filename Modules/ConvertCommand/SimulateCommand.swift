@@ -1,0 +1,55 @@
+import ConvertSwiftSDK
+import Foundation
+
+/// `convert simulate`: how many visitors change variation when a config changes.
+enum SimulateCommand {
+    static let help = """
+    usage: convert simulate --config OLD --after NEW [--visitors N] [--json]
+
+    For every experience in both configs (matched by key), buckets N synthetic visitors
+    (default 10000) under each and reports the share whose variation changes — the allocation
+    flip of packed bucketing, visible before it ships. Targeting is not applied: this is the
+    bucketing itself.
+    """
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let args = try Arguments(arguments, options: ["config", "after", "visitors"], flags: ["json"])
+        let old = try load(try args.required("config"), option: "config")
+        let new = try load(try args.required("after"), option: "after")
+        let visitors = try args.integer("visitors", default: 10_000)
+        var rows: [JSONValue] = []
+        for before in old.experiences {
+            guard let after = new.experience(key: before.key) else { continue }
+            var changed = 0, bucketedBefore = 0, bucketedAfter = 0
+            for i in 0..<visitors {
+                let visitor = "simulated-visitor-\(i)"
+                let a = before.bucketTable.variation(experienceId: before.id, visitorId: visitor)
+                let b = after.bucketTable.variation(experienceId: after.id, visitorId: visitor)
+                if a != nil { bucketedBefore += 1 }
+                if b != nil { bucketedAfter += 1 }
+                if a != b { changed += 1 }
+            }
+            let share = Double(changed) / Double(visitors)
+            rows.append(["experienceKey": .string(before.key), "layoutBefore": .string(before.bucketTable.layout.rawValue),
+                         "layoutAfter": .string(after.bucketTable.layout.rawValue), "visitors": .number(Double(visitors)),
+                         "changed": .number(Double(changed)), "changedShare": .number(share),
+                         "bucketedBefore": .number(Double(bucketedBefore)), "bucketedAfter": .number(Double(bucketedAfter))])
+            if !args.flag("json") {
+                print("\(before.key): \(changed) of \(visitors) visitors change variation (\(String(format: "%.2f", share * 100))%), "
+                      + "bucketed \(bucketedBefore) -> \(bucketedAfter), layout \(before.bucketTable.layout.rawValue)"
+                      + (before.bucketTable.layout == after.bucketTable.layout ? "" : " -> \(after.bucketTable.layout.rawValue)"))
+            }
+        }
+        if args.flag("json") { print(Output.line(["experiences": .array(rows)])) }
+        return 0
+    }
+
+    private static func load(_ path: String, option: String) throws -> ProjectConfig {
+        let data = try Input.read(path, for: option)
+        do throws(ConfigDecodingError) {
+            return try ConfigDecoder.decode(data).config
+        } catch {
+            throw UsageError("--\(option) \(path): \(error.description)")
+        }
+    }
+}

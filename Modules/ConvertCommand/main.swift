@@ -1,0 +1,48 @@
+import Foundation
+
+let mainHelp = """
+usage: convert <command> [options]
+
+commands:
+  decide     decide every experience and feature for visitors (JSON lines in and out)
+  explain    show how one decision is made, check by check
+  simulate   show which share of visitors changes variation between two configs
+  fetch      print the live config for an SDK key
+
+Run "convert <command> --help" for a command's options.
+"""
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let commands: [String: (help: String, run: ([String]) async throws -> Int32)] = [
+    "decide": (DecideCommand.help, DecideCommand.run),
+    "explain": (ExplainCommand.help, ExplainCommand.run),
+    "simulate": (SimulateCommand.help, SimulateCommand.run),
+    "fetch": (FetchCommand.help, FetchCommand.run),
+]
+
+var status: Int32 = 0
+if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+    print(mainHelp)
+    status = arguments.isEmpty ? 2 : 0
+} else if let command = commands[arguments[0]] {
+    let rest = Array(arguments.dropFirst())
+    if rest.contains("--help") || rest.contains("-h") {
+        print(command.help)
+    } else {
+        do {
+            status = try await command.run(rest)
+        } catch let error as UsageError {
+            Output.error(error.description)
+            FileHandle.standardError.write(Data("run \"convert \(arguments[0]) --help\" for usage\n".utf8))
+            status = 2
+        } catch {
+            Output.error("\(error)")
+            status = 1
+        }
+    }
+} else {
+    Output.error("unknown command \"\(arguments[0])\"")
+    FileHandle.standardError.write(Data((mainHelp + "\n").utf8))
+    status = 2
+}
+exit(status)
