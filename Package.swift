@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
         .executable(name: "convert", targets: ["convert"]),
+        .executable(name: "rules-only", targets: ["RulesOnly"]),
+        .executable(name: "custom-build", targets: ["CustomBuild"]),
+        .executable(name: "in-memory", targets: ["InMemory"]),
     ],
     targets: [
         // Engines: pure, no I/O.
@@ -82,6 +85,13 @@ let package = Package(
             path: "Examples/Quickstart",
             resources: [.copy("Resources")]),
 
+        .executableTarget(name: "RulesOnly", dependencies: ["ConvertRules"], path: "Examples/RulesOnly"),
+        .executableTarget(
+            name: "CustomBuild",
+            dependencies: ["ConvertCore", "ConvertConfigLoader", "ConvertFileStorage", "ConvertQueue", "ConvertURLSessionTransport"],
+            path: "Examples/CustomBuild"),
+        .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting"], path: "Examples/InMemory"),
+
         // Tests: one target per module; the Rules tests depend on Rules alone.
         .testTarget(name: "ConvertHashingTests", dependencies: ["ConvertHashing", "ConvertTesting"],
                     path: "Tests/ConvertHashingTests"),
@@ -100,6 +110,10 @@ let package = Package(
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe"],
             path: "Tests/ConvertDeliveryTests"),
+        .testTarget(
+            name: "ConvertCommandTests",
+            dependencies: ["convert", "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
+            path: "Tests/ConvertCommandTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         .testTarget(
             name: "ConvertCoreTests",
