@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "rules-only", targets: ["RulesOnly"]),
         .executable(name: "custom-build", targets: ["CustomBuild"]),
         .executable(name: "in-memory", targets: ["InMemory"]),
+        .executable(name: "convert-bench", targets: ["convert-bench"]),
     ],
     targets: [
         // Engines: pure, no I/O.
@@ -92,6 +93,13 @@ let package = Package(
             path: "Examples/CustomBuild"),
         .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting"], path: "Examples/InMemory"),
 
+        .executableTarget(
+            name: "convert-bench",
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertHashing",
+                           "ConvertURLSessionTransport"],
+            path: "Examples/Benchmarks",
+            resources: [.copy("Resources")]),
+
         // Tests: one target per module; the Rules tests depend on Rules alone.
         .testTarget(name: "ConvertHashingTests", dependencies: ["ConvertHashing", "ConvertTesting"],
                     path: "Tests/ConvertHashingTests"),
@@ -107,7 +115,7 @@ let package = Package(
                           path: "Tests/JournalProbe"),
         .testTarget(
             name: "ConvertDeliveryTests",
-            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertHashing",
                            "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe"],
             path: "Tests/ConvertDeliveryTests"),
         .testTarget(

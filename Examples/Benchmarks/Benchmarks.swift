@@ -1,0 +1,167 @@
+import ConvertFileStorage
+import ConvertHashing
+import ConvertMemory
+import ConvertQueue
+import ConvertSwiftSDK
+import ConvertTesting
+import ConvertURLSessionTransport
+import Foundation
+
+/// A store that remembers nothing: decisions without storage.
+struct ForgetfulStore: VisitorDataStore {
+    func data(for key: String) -> VisitorData? { nil }
+    func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result {
+        var data = VisitorData()
+        return body(&data)
+    }
+    func flush() async -> Int { 0 }
+}
+
+/// A transport that answers 200 at once.
+struct NoOpTransport: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { HTTPResponse(status: 200) }
+}
+
+enum Benchmarks {
+    static func decode(_ w: Workload, iterations: Int) throws {
+        let bytes = [UInt8](w.configData)
+        var experiences = 0
+        for _ in 0..<min(50, iterations) { experiences &+= try ConfigDecoder.decode(bytes: bytes).config.experiences.count }
+        let start = ContinuousClock.now
+        for _ in 0..<iterations { experiences &+= try ConfigDecoder.decode(bytes: bytes).config.experiences.count }
+        let elapsed = ContinuousClock.now - start
+        precondition(experiences > 0)
+        emit(["bench": "decode", "config_bytes": .number(Double(bytes.count)), "iterations": .number(Double(iterations)),
+              "us_per_op": rounded(nanoseconds(elapsed) / Double(iterations) / 1000, 2)])
+    }
+
+    static func decide(_ w: Workload, mode: String) async throws {
+        let store: any VisitorDataStore
+        var directory: URL?
+        switch mode {
+        case "persist": store = MemoryVisitorDataStore(capacity: max(w.visitors, 1))
+        case "nopersist": store = ForgetfulStore()
+        case "file":
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-bench-\(getpid())")
+            try? FileManager.default.removeItem(at: directory!)
+            store = try FileVisitorDataStore(directory: directory!)
+        default: throw BenchError("--mode must be persist, nopersist or file")
+        }
+        defer { if let directory { try? FileManager.default.removeItem(at: directory) } }
+        let configuration = ConvertConfiguration(sdkKey: "bench", networkTracking: false, persistence: .memory)
+        let sdk = ConvertSwiftSDK(configuration: configuration, ports: ConvertPorts(
+            configSource: DirectConfigSource(bytes: w.configData), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
+            trackingSink: DiscardingTrackingSink()))
+        try await sdk.ready()
+        let ids = (0..<w.visitors).map { w.visitorPrefix + String($0) }
+        let rssBefore = currentRSSKilobytes()
+        var counts: [String: Int] = [:]
+        let fresh = ContinuousClock.now
+        for id in ids {
+            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
+            context.setLocationProperties(w.locationProperties)
+            let key = await context.runExperience(w.experienceKey, enableTracking: false)?.key ?? "none"
+            counts[key, default: 0] += 1
+        }
+        let freshElapsed = ContinuousClock.now - fresh
+        let rssAfter = currentRSSKilobytes()
+        let sticky = ContinuousClock.now
+        for id in ids {
+            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
+            context.setLocationProperties(w.locationProperties)
+            _ = await context.runExperience(w.experienceKey, enableTracking: false)
+        }
+        let stickyElapsed = ContinuousClock.now - sticky
+        let n = Double(max(w.visitors, 1))
+        emit(["bench": "decide", "mode": .string(mode), "visitors": .number(n),
+              "ns_per_decision": rounded(nanoseconds(freshElapsed) / n),
+              "sticky_ns_per_decision": rounded(nanoseconds(stickyElapsed) / n),
+              "variation_counts": .object(counts.mapValues { .number(Double($0)) }),
+              "bytes_per_visitor": rounded(Double(max(0, rssAfter - rssBefore)) * 1024 / n),
+              "max_rss_kb": .number(Double(maxRSSKilobytes()))])
+    }
+
+    static func features(_ w: Workload, iterations: Int) async throws {
+        let sdk = ConvertSwiftSDK(configData: w.configData,
+                                  configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory),
+                                  logSink: SilentLogSink())
+        try await sdk.ready()
+        let context = sdk.createContext(visitorId: w.visitorPrefix + "features", attributes: w.attributes)
+        context.setLocationProperties(w.locationProperties)
+        var enabled = 0
+        for _ in 0..<min(100, iterations) { enabled &+= await context.runFeatures().count }
+        let start = ContinuousClock.now
+        for _ in 0..<iterations { enabled &+= await context.runFeatures().filter(\.isEnabled).count }
+        let elapsed = ContinuousClock.now - start
+        precondition(enabled > 0)
+        emit(["bench": "features", "iterations": .number(Double(iterations)),
+              "ns_per_call": rounded(nanoseconds(elapsed) / Double(iterations))])
+    }
+
+    static func hash(_ w: Workload) {
+        let strings = (0..<w.hashStrings).map { w.experienceId + w.visitorPrefix + String($0) }
+        let bytes = strings.reduce(0) { $0 + $1.utf8.count }
+        var sink: UInt32 = 0
+        let start = ContinuousClock.now
+        for s in strings { sink ^= MurmurHash3.hash32(s) }
+        let elapsed = ContinuousClock.now - start
+        precondition(sink != 1 || true)
+        let ns = nanoseconds(elapsed)
+        emit(["bench": "hash", "strings": .number(Double(strings.count)), "checksum": .number(Double(sink)),
+              "ns_per_hash_string": rounded(ns / Double(strings.count), 2),
+              "mb_per_s_string": rounded(Double(bytes) / (ns / 1e9) / 1e6)])
+    }
+
+    static func track(_ w: Workload) async throws {
+        let n = w.visitors
+        let events = (0..<n).map { i in
+            TrackingEvent(accountId: "10035569", projectId: "10034190", visitorId: w.visitorPrefix + String(i % 1000), segments: nil,
+                          payload: .bucketing(experienceId: w.experienceId, variationId: "1003142550"))
+        }
+        let idle = TrackingQueue(transport: NoOpTransport(), endpoint: TrackingEndpoint(template: "https://bench.invalid", sdkKey: "b"),
+                                 options: TrackingQueueOptions(batchSize: 1_000_000, releaseInterval: .seconds(3600),
+                                                               capacity: n + 1))
+        let start = ContinuousClock.now
+        for event in events { idle.enqueue(event) }
+        let enqueueElapsed = ContinuousClock.now - start
+        await idle.stop()
+
+        let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
+        let queue = TrackingQueue(
+            transport: URLSessionTransport(),
+            endpoint: TrackingEndpoint(template: server.baseURL, sdkKey: "b", policy: EndpointPolicy(allowsInsecureHTTP: true)),
+            options: TrackingQueueOptions(batchSize: 500, releaseInterval: .milliseconds(5), maximumBatchEvents: 500, capacity: n + 1))
+        let deliveryStart = ContinuousClock.now
+        for event in events { queue.enqueue(event) }
+        while queue.counters.sent < n {
+            await queue.flush()
+            if queue.counters.sent < n { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        let deliveryElapsed = ContinuousClock.now - deliveryStart
+        emit(["bench": "track", "events": .number(Double(n)),
+              "ns_per_enqueue": rounded(nanoseconds(enqueueElapsed) / Double(n)),
+              "events_per_s_delivered": rounded(Double(n) / (nanoseconds(deliveryElapsed) / 1e9), 0),
+              "requests": .number(Double(server.requests.count))])
+    }
+
+    static func ready(_ w: Workload, runs: Int) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-bench-ready-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try LoopbackHTTPServer { _ in .delay(.seconds(5), then: .respond(status: 503)) }
+        var configuration = ConvertConfiguration(sdkKey: "bench-key", apiConfigEndpoint: server.baseURL,
+                                                 logLevel: .silent, persistence: .file, storageDirectory: directory,
+                                                 allowsInsecureHTTP: true)
+        configuration.networkTracking = false
+        try FileByteStore(directory: directory).write(w.configData, to: "config-bench-key-default.json")
+        var samples: [Double] = []
+        for _ in 0..<runs {
+            let start = ContinuousClock.now
+            let sdk = ConvertSwiftSDK(configuration: configuration, logSink: SilentLogSink())
+            try await sdk.ready(timeout: .seconds(5))
+            samples.append(nanoseconds(ContinuousClock.now - start) / 1e6)
+        }
+        samples.sort()
+        emit(["bench": "ready", "runs": .number(Double(runs)), "ms": rounded(samples[samples.count / 2], 3),
+              "min_ms": rounded(samples.first!, 3), "max_ms": rounded(samples.last!, 3)])
+    }
+}
