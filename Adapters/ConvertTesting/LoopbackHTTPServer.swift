@@ -47,7 +47,6 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private var received: [Request] = []
     private var listener: Int32 = -1
     private var running = false
-    private let connections = DispatchQueue(label: "loopback-http.connections", attributes: .concurrent)
     /// The port the server listens on (kept across ``restart()``).
     public private(set) var port: Int = 0
 
@@ -150,10 +149,14 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             #else
             _ = noSigpipe
             #endif
-            connections.async { [weak self] in
+            // A thread per connection, not a dispatch queue: a stalled reply must not occupy the
+            // dispatch pool that Swift concurrency runs on.
+            let worker = Thread { [weak self] in
                 self?.serve(client)
                 close(client)
             }
+            worker.stackSize = 256 * 1024
+            worker.start()
         }
     }
 

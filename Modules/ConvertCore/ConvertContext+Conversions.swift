@@ -36,7 +36,7 @@ extension ConvertContext {
             core.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
         }
-        let storeKey = core.storeKey(config, visitorId: visitorId)
+        let storeKey = installed.storeKey(visitorId)
         let (first, data) = core.ports.visitorStore.update(storeKey) { data in
             (data.goals.insert(goal.id).inserted, data)
         }
@@ -56,7 +56,7 @@ extension ConvertContext {
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
-        core.events.fire(.conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        core.events.fire(.conversion, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
         return .tracked(eventCount: count)
     }
 }

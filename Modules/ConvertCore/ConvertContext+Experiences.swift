@@ -58,9 +58,9 @@ extension ConvertContext {
     }
 
     func input(_ installed: InstalledConfig, _ snapshot: Snapshot) -> DecisionInput {
-        let key = core.storeKey(installed.config, visitorId: visitorId)
+        let key = installed.storeKey(visitorId)
         return DecisionInput(config: installed.config, environment: installed.environment, visitorId: visitorId,
-                             stored: core.ports.visitorStore.data(for: key) ?? VisitorData(),
+                             storeKey: key, stored: core.ports.visitorStore.data(for: key) ?? VisitorData(),
                              attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
                              hashSeed: core.configuration.hashSeed)
     }
@@ -105,22 +105,27 @@ extension ConvertContext {
     private func record(_ decision: ExperienceDecision, _ experience: Experience, _ installed: InstalledConfig,
                         _ input: DecisionInput, enableTracking: Bool) -> Variation? {
         let events = core.events
-        if let audiences = decision.matchedAudienceIds, !audiences.isEmpty {
-            events.fire(.audiences(AudiencesPayload(visitorId: visitorId, audienceIds: audiences)))
+        if decision.matchedAudiences != 0 {
+            events.fire(.audiences, .audiences(AudiencesPayload(
+                visitorId: visitorId,
+                audienceIds: Self.positions(decision.matchedAudiences, in: experience.audienceIndexes)
+                    .map { installed.config.audiences[$0].id })))
         }
-        let locationChanges = decision.locationsEvaluated
-            && (decision.matchedLocations.contains { !input.stored.locations.contains($0.key) }
-                || decision.unmatchedLocations.contains { input.stored.locations.contains($0.key) })
+        let locations = installed.config.locations
+        func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
+        let matched = decision.locationsEvaluated ? Self.positions(decision.matchedLocations, in: experience.locationIndexes) : []
+        let unmatched = decision.locationsEvaluated ? Self.positions(decision.unmatchedLocations, in: experience.locationIndexes) : []
+        let locationChanges = matched.contains { !input.stored.locations.contains(locationKey($0)) }
+            || unmatched.contains { input.stored.locations.contains(locationKey($0)) }
         guard decision.isNew || locationChanges else { return decision.variation }
 
-        let storeKey = core.storeKey(installed.config, visitorId: visitorId)
-        let outcome = core.ports.visitorStore.update(storeKey) { data -> (Variation?, Bool, [(String, String)], [(String, String)], VisitorSegments) in
-            var activated: [(String, String)] = [], deactivated: [(String, String)] = []
-            for location in decision.matchedLocations where data.locations.insert(location.key).inserted {
-                activated.append(location)
+        let outcome = core.ports.visitorStore.update(input.storeKey) { data -> (Variation?, Bool, [Int], [Int], VisitorSegments) in
+            var activated: [Int] = [], deactivated: [Int] = []
+            for index in matched where data.locations.insert(locationKey(index)).inserted {
+                activated.append(index)
             }
-            for location in decision.unmatchedLocations where data.locations.remove(location.key) != nil {
-                deactivated.append(location)
+            for index in unmatched where data.locations.remove(locationKey(index)) != nil {
+                deactivated.append(index)
             }
             guard decision.isNew, let fresh = decision.variation else {
                 return (decision.variation, false, activated, deactivated, data.segments)
@@ -133,13 +138,14 @@ extension ConvertContext {
             return (fresh, true, activated, deactivated, data.segments)
         }
         let (variation, isNew, activated, deactivated, segments) = outcome
-        for (id, key) in activated {
-            let properties = input.locationProperties.mapValues(\.javaScriptString)
-            events.fire(.locationActivated(LocationActivatedPayload(visitorId: visitorId, locationId: id, locationKey: key,
-                                                                    properties: properties)))
+        for index in activated {
+            events.fire(.locationActivated, .locationActivated(LocationActivatedPayload(
+                visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
+                properties: input.locationProperties.mapValues(\.javaScriptString))))
         }
-        for (id, key) in deactivated {
-            events.fire(.locationDeactivated(LocationDeactivatedPayload(visitorId: visitorId, locationId: id, locationKey: key)))
+        for index in deactivated {
+            events.fire(.locationDeactivated, .locationDeactivated(LocationDeactivatedPayload(
+                visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index))))
         }
         if isNew, let variation {
             if enableTracking && core.isTrackingEnabled {
@@ -148,10 +154,18 @@ extension ConvertContext {
                     segments: segments.isEmpty ? nil : segments,
                     payload: .bucketing(experienceId: experience.id, variationId: variation.id)))
             }
-            events.fire(.bucketing(BucketingPayload(visitorId: visitorId, experienceId: experience.id,
+            events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: experience.id,
                                                     experienceKey: experience.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
         return variation
+    }
+
+    /// The elements of `indexes` at the set bits of `bits`.
+    private static func positions(_ bits: UInt64, in indexes: [Int]) -> [Int] {
+        guard bits != 0 else { return [] }
+        return indexes.enumerated().compactMap { position, index in
+            position < 64 && bits & (1 << UInt64(position)) != 0 ? index : nil
+        }
     }
 }

@@ -124,7 +124,7 @@ public final class ConvertSwiftSDK: Sendable {
         await core.ports.trackingSink.flush()
         let written = await core.ports.visitorStore.flush()
         if written > 0 {
-            core.events.fire(.dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))
+            core.events.fire(.dataStoreQueueReleased, .dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))
         }
     }
 

@@ -8,6 +8,7 @@ struct DecisionInput {
     let config: ProjectConfig
     let environment: String
     let visitorId: String
+    let storeKey: String
     let stored: VisitorData
     let attributes: [String: JSONValue]
     let locationProperties: [String: JSONValue]
@@ -20,12 +21,14 @@ struct ExperienceDecision {
     var variation: Variation?
     /// True when the variation is new and must be stored and tracked.
     var isNew = false
-    /// Location keys the visitor matches after this decision, when locations were evaluated.
-    var matchedLocations: [(id: String, key: String)] = []
-    var unmatchedLocations: [(id: String, key: String)] = []
+    /// Positions in `experience.locationIndexes` whose rules matched / did not match, as bits
+    /// (bit i for position i; positions past 63 are not tracked for location events).
+    var matchedLocations: UInt64 = 0
+    var unmatchedLocations: UInt64 = 0
     var locationsEvaluated = false
-    /// Ids of the audiences that matched, when any were checked.
-    var matchedAudienceIds: [String]?
+    /// Positions in `experience.audienceIndexes` whose rules matched, as bits.
+    var matchedAudiences: UInt64 = 0
+    var audiencesChecked = false
     /// Mutual-exclusion targets that named no experience.
     var unresolvedExperienceKeys: [String] = []
 }
@@ -91,18 +94,18 @@ enum DecisionEngine {
             }
             decision.locationsEvaluated = true
             var anyMatched = false, allMatched = true
-            for index in experience.locationIndexes {
+            for (position, index) in experience.locationIndexes.enumerated() {
                 let location = input.config.locations[index]
                 let outcome = location.rules?.evaluate(input.locationProperties)
                     ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
                 tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
-                let entry = (id: location.id, key: location.key ?? location.id)
+                let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
                 if outcome.matched {
                     anyMatched = true
-                    decision.matchedLocations.append(entry)
+                    decision.matchedLocations |= bit
                 } else {
                     allMatched = false
-                    decision.unmatchedLocations.append(entry)
+                    decision.unmatchedLocations |= bit
                 }
             }
             return experience.locationMatching == .all ? allMatched : anyMatched
@@ -122,8 +125,8 @@ enum DecisionEngine {
         if !input.stored.segments.isEmpty {
             data.merge(input.stored.segments.ruleData) { _, segment in segment }
         }
-        var checked = 0, matched: [String] = []
-        for index in experience.audienceIndexes {
+        var checked = 0, matched = 0
+        for (position, index) in experience.audienceIndexes.enumerated() {
             let audience = input.config.audiences[index]
             let permanent = audience.type == .permanent
             if bucketed && permanent {
@@ -141,10 +144,13 @@ enum DecisionEngine {
             } ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
             if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
             tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
-            if outcome.matched { matched.append(audience.id) }
+            if outcome.matched {
+                matched += 1
+                if position < 64 { decision.matchedAudiences |= 1 << UInt64(position) }
+            }
         }
         guard checked > 0 else { return true }
-        decision.matchedAudienceIds = matched
-        return experience.audienceMatching == .all ? matched.count == checked : !matched.isEmpty
+        decision.audiencesChecked = true
+        return experience.audienceMatching == .all ? matched == checked : matched > 0
     }
 }

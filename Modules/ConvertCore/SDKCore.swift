@@ -5,12 +5,25 @@ import ConvertStorage
 import ConvertSupport
 import Foundation
 
-/// The installed config together with what decisions need alongside it.
-struct InstalledConfig: Sendable {
+/// The installed config together with what decisions need alongside it; a class so that
+/// reading it on the decision path costs one retain.
+final class InstalledConfig: Sendable {
     let config: ProjectConfig
     let environment: String
     /// The parsed document without volatile keys, to tell a real change from a re-fetch.
     let fingerprint: JSONValue
+    /// `"{accountId}-{projectId}-"`, the store-key prefix of every visitor.
+    let storeKeyPrefix: String
+
+    init(config: ProjectConfig, environment: String, fingerprint: JSONValue) {
+        self.config = config
+        self.environment = environment
+        self.fingerprint = fingerprint
+        storeKeyPrefix = VisitorData.storeKey(accountId: config.accountId, projectId: config.project.id, visitorId: "")
+    }
+
+    /// The store key of a visitor.
+    func storeKey(_ visitorId: String) -> String { storeKeyPrefix + visitorId }
 }
 
 /// The state every context shares: config, readiness, ports, tracking switch.
@@ -91,10 +104,10 @@ final class SDKCore: @unchecked Sendable {
         if previous == nil {
             log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences")
             readiness.open()
-            events.fire(.ready(ReadyPayload()))
+            events.fire(.ready, .ready(ReadyPayload()))
         } else if previous?.fingerprint != fingerprint {
             log.info("config updated from \(document.origin.rawValue)")
-            events.fire(.configUpdated(ConfigUpdatedPayload(snapshot: decoded.config)))
+            events.fire(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config)))
         } else {
             log.debug("config from \(document.origin.rawValue) unchanged")
         }
@@ -122,8 +135,4 @@ final class SDKCore: @unchecked Sendable {
         }
     }
 
-    /// The store key of a visitor under the installed config.
-    func storeKey(_ config: ProjectConfig, visitorId: String) -> String {
-        VisitorData.storeKey(accountId: config.accountId, projectId: config.project.id, visitorId: visitorId)
-    }
 }

@@ -21,10 +21,11 @@ public enum EventDelivery: Sendable {
 /// Callbacks never run on the firing thread, so a slow or misbehaving subscriber cannot stall a
 /// decision or another subscriber; each subscription receives its events in firing order.
 public final class SystemEventHub: @unchecked Sendable {
-    // `listeners` is guarded by `lock`.
+    // `listeners` and `counts` are guarded by `lock`.
     private let lock = NSLock()
     private let bus: EventBus
     private var listeners: [EventListenerToken: Listener] = [:]
+    private var counts = [Int](repeating: 0, count: SystemEvent.allCases.count)
 
     /// Creates a hub on its own bus, or on `bus` to share one with the app.
     public init(bus: EventBus = EventBus()) {
@@ -37,7 +38,10 @@ public final class SystemEventHub: @unchecked Sendable {
                    callback: @escaping @Sendable (EventPayloadValue) -> Void) -> EventListenerToken {
         let token = EventListenerToken(id: UUID())
         let listener = Listener(event: event, delivery: delivery, callback: callback)
-        lock.withLock { listeners[token] = listener }
+        lock.withLock {
+            listeners[token] = listener
+            counts[event.index] += 1
+        }
         listener.subscription = bus.subscribe(owner: listener, to: SystemEventEnvelope.self) { (owner: Listener, envelope: SystemEventEnvelope) in
             owner.deliver(envelope.payload)
         }
@@ -46,22 +50,51 @@ public final class SystemEventHub: @unchecked Sendable {
 
     /// Cancels the subscription `token` names; unknown or already cancelled tokens are ignored.
     public func off(_ token: EventListenerToken) {
-        let listener = lock.withLock { listeners.removeValue(forKey: token) }
+        let listener: Listener? = lock.withLock {
+            guard let listener = listeners.removeValue(forKey: token) else { return nil }
+            counts[listener.event.index] -= 1
+            return listener
+        }
         listener?.cancel()
     }
 
     /// The number of active subscriptions.
     public var listenerCount: Int { lock.withLock { listeners.count } }
 
-    /// Announces `payload` to its event's subscribers. Only the SDK's modules fire.
-    package func fire(_ payload: EventPayloadValue) {
-        bus.publish(SystemEventEnvelope(payload: payload))
+    /// Whether anyone listens to `event`.
+    public func hasListeners(_ event: SystemEvent) -> Bool {
+        lock.withLock { counts[event.index] > 0 }
+    }
+
+    /// Announces `event`; the payload is built only when someone listens. Only the SDK's
+    /// modules fire.
+    package func fire(_ event: SystemEvent, _ payload: @autoclosure () -> EventPayloadValue) {
+        guard hasListeners(event) else { return }
+        bus.publish(SystemEventEnvelope(payload: payload()))
     }
 }
 
-/// A system event as it travels on the typed bus.
-public struct SystemEventEnvelope: EventBusEvent {
-    public let payload: EventPayloadValue
+/// A system event as it travels on the typed bus (internal, so only the hub subscribes to it).
+struct SystemEventEnvelope: EventBusEvent {
+    let payload: EventPayloadValue
+}
+
+extension SystemEvent {
+    /// The event's position in `allCases`.
+    var index: Int {
+        switch self {
+        case .ready: return 0
+        case .configUpdated: return 1
+        case .apiQueueReleased: return 2
+        case .bucketing: return 3
+        case .conversion: return 4
+        case .segments: return 5
+        case .locationActivated: return 6
+        case .locationDeactivated: return 7
+        case .audiences: return 8
+        case .dataStoreQueueReleased: return 9
+        }
+    }
 }
 
 private final class Listener: @unchecked Sendable {

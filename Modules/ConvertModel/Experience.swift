@@ -14,72 +14,147 @@ public enum MatchingOption: String, Sendable, Hashable {
 }
 
 /// An A/B test or feature rollout: who qualifies, and how they split over variations.
+///
+/// A value type whose content lives in one shared, immutable box: copying an experience costs
+/// one retain, which matters on the decision path.
 public struct Experience: Sendable, Hashable {
-    public let id: String
-    public let key: String
-    public let name: String?
-    public let type: String?
-    public let status: String?
+    private final class Storage: Sendable {
+        let id: String
+        let key: String
+        let name: String?
+        let type: String?
+        let status: String?
+        let version: Double?
+        let environment: String?
+        let environments: [String]
+        let locationIds: [String]
+        let siteArea: RuleSet?
+        let audienceIds: [String]
+        let goalIds: [String]
+        let audienceMatching: MatchingOption
+        let locationMatching: MatchingOption
+        let variations: [Variation]
+        let bucketTable: BucketTable
+        let variationIndexById: [String: Int]
+        let audienceIndexes: [Int]
+        let segmentIds: [String]
+        let locationIndexes: [Int]
+
+        init(id: String, key: String, name: String?, type: String?, status: String?, version: Double?,
+             environment: String?, environments: [String], locationIds: [String], siteArea: RuleSet?,
+             audienceIds: [String], goalIds: [String], audienceMatching: MatchingOption,
+             locationMatching: MatchingOption, variations: [Variation], bucketTable: BucketTable,
+             variationIndexById: [String: Int], audienceIndexes: [Int], segmentIds: [String], locationIndexes: [Int]) {
+            self.id = id
+            self.key = key
+            self.name = name
+            self.type = type
+            self.status = status
+            self.version = version
+            self.environment = environment
+            self.environments = environments
+            self.locationIds = locationIds
+            self.siteArea = siteArea
+            self.audienceIds = audienceIds
+            self.goalIds = goalIds
+            self.audienceMatching = audienceMatching
+            self.locationMatching = locationMatching
+            self.variations = variations
+            self.bucketTable = bucketTable
+            self.variationIndexById = variationIndexById
+            self.audienceIndexes = audienceIndexes
+            self.segmentIds = segmentIds
+            self.locationIndexes = locationIndexes
+        }
+    }
+
+    private let storage: Storage
+
+    public var id: String { storage.id }
+    public var key: String { storage.key }
+    public var name: String? { storage.name }
+    public var type: String? { storage.type }
+    public var status: String? { storage.status }
     /// `version` read as a number (a numeric string counts); decides the bucket layout.
-    public let version: Double?
+    public var version: Double? { storage.version }
     /// The environment the experience runs in, if it is limited to one.
-    public let environment: String?
-    public let environments: [String]
-    public let locationIds: [String]
+    public var environment: String? { storage.environment }
+    public var environments: [String] { storage.environments }
+    public var locationIds: [String] { storage.locationIds }
     /// `site_area` rules, used when `locations` is empty.
-    public let siteArea: RuleSet?
+    public var siteArea: RuleSet? { storage.siteArea }
     /// Ids of audiences and segments, as written.
-    public let audienceIds: [String]
-    public let goalIds: [String]
-    public let audienceMatching: MatchingOption
-    public let locationMatching: MatchingOption
-    public let variations: [Variation]
+    public var audienceIds: [String] { storage.audienceIds }
+    public var goalIds: [String] { storage.goalIds }
+    public var audienceMatching: MatchingOption { storage.audienceMatching }
+    public var locationMatching: MatchingOption { storage.locationMatching }
+    public var variations: [Variation] { storage.variations }
     /// The precomputed bucket ranges of ``variations``.
-    public let bucketTable: BucketTable
+    public var bucketTable: BucketTable { storage.bucketTable }
     /// Indexes into ``ProjectConfig/audiences`` of the ids in ``audienceIds`` that name audiences.
-    public internal(set) var audienceIndexes: [Int] = []
+    public var audienceIndexes: [Int] { storage.audienceIndexes }
     /// The ids in ``audienceIds`` that name segments.
-    public internal(set) var segmentIds: [String] = []
+    public var segmentIds: [String] { storage.segmentIds }
     /// Indexes into ``ProjectConfig/locations`` of the ids in ``locationIds`` that name locations.
-    public internal(set) var locationIndexes: [Int] = []
-    private let variationIndexById: [String: Int]
+    public var locationIndexes: [Int] { storage.locationIndexes }
 
     public init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
                 version: Double? = nil, environment: String? = nil, environments: [String] = [],
                 locationIds: [String] = [], siteArea: RuleSet? = nil, audienceIds: [String] = [],
                 goalIds: [String] = [], audienceMatching: MatchingOption = .any,
                 locationMatching: MatchingOption = .any, variations: [Variation]) {
-        self.id = id
-        self.key = key
-        self.name = name
-        self.type = type
-        self.status = status
-        self.version = version
-        self.environment = environment
-        self.environments = environments
-        self.locationIds = locationIds
-        self.siteArea = siteArea
-        self.audienceIds = audienceIds
-        self.goalIds = goalIds
-        self.audienceMatching = audienceMatching
-        self.locationMatching = locationMatching
-        self.variations = variations
-        self.bucketTable = BucketTable(
-            arms: variations.map { BucketArm(id: $0.id, trafficAllocation: $0.trafficAllocation, isActive: $0.isActive) },
-            layout: BucketLayout(version: version))
         var index: [String: Int] = [:]
         for (i, v) in variations.enumerated() where index[v.id] == nil { index[v.id] = i }
-        variationIndexById = index
+        let table = BucketTable(
+            arms: variations.map { BucketArm(id: $0.id, trafficAllocation: $0.trafficAllocation, isActive: $0.isActive) },
+            layout: BucketLayout(version: version))
+        storage = Storage(id: id, key: key, name: name, type: type, status: status, version: version,
+                          environment: environment, environments: environments, locationIds: locationIds,
+                          siteArea: siteArea, audienceIds: audienceIds, goalIds: goalIds,
+                          audienceMatching: audienceMatching, locationMatching: locationMatching,
+                          variations: variations, bucketTable: table, variationIndexById: index,
+                          audienceIndexes: [], segmentIds: [], locationIndexes: [])
+    }
+
+    private init(storage: Storage) { self.storage = storage }
+
+    /// This experience with its audience, segment and location references resolved against a config.
+    func resolving(audienceIndexes: [Int], segmentIds: [String], locationIndexes: [Int]) -> Experience {
+        let s = storage
+        return Experience(storage: Storage(
+            id: s.id, key: s.key, name: s.name, type: s.type, status: s.status, version: s.version,
+            environment: s.environment, environments: s.environments, locationIds: s.locationIds, siteArea: s.siteArea,
+            audienceIds: s.audienceIds, goalIds: s.goalIds, audienceMatching: s.audienceMatching,
+            locationMatching: s.locationMatching, variations: s.variations, bucketTable: s.bucketTable,
+            variationIndexById: s.variationIndexById, audienceIndexes: audienceIndexes, segmentIds: segmentIds,
+            locationIndexes: locationIndexes))
     }
 
     /// The variation with this id, if the experience has it.
     public func variation(id: String) -> Variation? {
-        variationIndexById[id].map { variations[$0] }
+        storage.variationIndexById[id].map { storage.variations[$0] }
     }
 
     /// The variation with this key, if the experience has it.
     public func variation(key: String) -> Variation? {
-        variations.first { $0.key == key }
+        storage.variations.first { $0.key == key }
+    }
+
+    public static func == (lhs: Experience, rhs: Experience) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.id == rhs.id && lhs.key == rhs.key && lhs.name == rhs.name && lhs.type == rhs.type
+                && lhs.status == rhs.status && lhs.version == rhs.version && lhs.environment == rhs.environment
+                && lhs.environments == rhs.environments && lhs.locationIds == rhs.locationIds
+                && lhs.siteArea == rhs.siteArea && lhs.audienceIds == rhs.audienceIds && lhs.goalIds == rhs.goalIds
+                && lhs.audienceMatching == rhs.audienceMatching && lhs.locationMatching == rhs.locationMatching
+                && lhs.variations == rhs.variations && lhs.audienceIndexes == rhs.audienceIndexes
+                && lhs.segmentIds == rhs.segmentIds && lhs.locationIndexes == rhs.locationIndexes)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(key)
+        hasher.combine(variations)
     }
 
     static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Experience, ElementRejection> {

@@ -42,7 +42,10 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     }
 
     /// Whether no key is set.
-    public var isEmpty: Bool { self == VisitorSegments() }
+    public var isEmpty: Bool {
+        country == nil && browser == nil && devices == nil && source == nil && campaign == nil && visitorType == nil
+            && customSegments == nil
+    }
 
     /// The set keys as rule data, so audiences can match on segments.
     public var ruleData: [String: JSONValue] {

@@ -186,7 +186,7 @@ public actor TrackingQueue: TrackingSink {
         }
         buffer.completeSent(batch.count)
         log.debug("tracking batch of \(batch.count) event(s) delivered")
-        self.events?.fire(.apiQueueReleased(ApiQueueReleasedPayload(eventCount: batch.count)))
+        self.events?.fire(.apiQueueReleased, .apiQueueReleased(ApiQueueReleasedPayload(eventCount: batch.count)))
         return true
     }
 }

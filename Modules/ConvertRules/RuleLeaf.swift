@@ -6,21 +6,52 @@ import Foundation
 /// non-boolean `negated`, or no `value` for an operator that needs one) is kept with
 /// ``invalidReason`` set and evaluates to `false`.
 public struct RuleLeaf: Sendable {
+    /// The leaf's content in one immutable box, so walking a rule tree retains once per leaf.
+    final class Storage: Sendable {
+        let ruleType: String?
+        let key: String?
+        let value: JSONValue?
+        let matchTypeName: String?
+        let matchType: MatchType?
+        let negated: Bool
+        let invalidReason: String?
+        let prepared: PreparedValue
+
+        init(ruleType: String?, key: String?, value: JSONValue?, matchTypeName: String?, negated: Bool,
+             invalidReason: String?) {
+            self.ruleType = ruleType
+            self.key = key
+            self.value = value
+            self.matchTypeName = matchTypeName
+            let matchType = matchTypeName.flatMap(MatchType.init(rawValue:))
+            self.matchType = matchType
+            self.negated = negated
+            self.invalidReason = invalidReason
+            if invalidReason == nil, let matchType, let value {
+                prepared = PreparedValue(matchType: matchType, value: value)
+            } else {
+                prepared = .none
+            }
+        }
+    }
+
+    let storage: Storage
+
     /// `rule_type` as written; unknown types evaluate by `key` like any other leaf.
-    public let ruleType: String?
+    public var ruleType: String? { storage.ruleType }
     /// The data key the leaf reads (case-sensitive).
-    public let key: String?
+    public var key: String? { storage.key }
     /// The rule value, `nil` when the JSON had none (`null` is kept as ``JSONValue/null``).
-    public let value: JSONValue?
+    public var value: JSONValue? { storage.value }
     /// `match_type` as written.
-    public let matchTypeName: String?
+    public var matchTypeName: String? { storage.matchTypeName }
     /// The parsed operator, `nil` for an unknown `match_type`.
-    public let matchType: MatchType?
+    public var matchType: MatchType? { storage.matchType }
     /// `matching.negated`.
-    public let negated: Bool
+    public var negated: Bool { storage.negated }
     /// Why the leaf is malformed, `nil` for a well-formed one.
-    public let invalidReason: String?
-    let prepared: PreparedValue
+    public var invalidReason: String? { storage.invalidReason }
+    var prepared: PreparedValue { storage.prepared }
 
     /// Whether this is a mutual-exclusion leaf (`bucketed_into_experience_key`).
     public var isExperienceMembership: Bool { ruleType == bucketedIntoExperienceKeyRuleType }
@@ -70,18 +101,8 @@ public struct RuleLeaf: Sendable {
 
     private init(ruleType: String?, key: String?, value: JSONValue?, matchTypeName: String?, negated: Bool,
                  invalidReason: String?) {
-        self.ruleType = ruleType
-        self.key = key
-        self.value = value
-        self.matchTypeName = matchTypeName
-        self.matchType = matchTypeName.flatMap(MatchType.init(rawValue:))
-        self.negated = negated
-        self.invalidReason = invalidReason
-        if invalidReason == nil, let matchType, let value {
-            self.prepared = PreparedValue(matchType: matchType, value: value)
-        } else {
-            self.prepared = .none
-        }
+        storage = Storage(ruleType: ruleType, key: key, value: value, matchTypeName: matchTypeName, negated: negated,
+                          invalidReason: invalidReason)
     }
 
     /// The leaf as Convert's rule JSON.
@@ -99,7 +120,7 @@ public struct RuleLeaf: Sendable {
 
 extension RuleLeaf: Hashable {
     public static func == (lhs: RuleLeaf, rhs: RuleLeaf) -> Bool {
-        lhs.ruleType == rhs.ruleType && lhs.key == rhs.key && lhs.value == rhs.value
+        lhs.storage === rhs.storage || lhs.ruleType == rhs.ruleType && lhs.key == rhs.key && lhs.value == rhs.value
             && lhs.matchTypeName == rhs.matchTypeName && lhs.negated == rhs.negated
             && lhs.invalidReason == rhs.invalidReason
     }
