@@ -18,7 +18,7 @@ public struct LRUCache<Key: Hashable, Value> {
     /// Creates a cache keeping at most `capacity` entries (at least 1).
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        slotByKey.reserveCapacity(min(self.capacity, 1 << 16))
+        slotByKey.reserveCapacity(min(self.capacity, 1 << 20))
     }
 
     /// The number of entries.
@@ -59,6 +59,20 @@ public struct LRUCache<Key: Hashable, Value> {
         slotByKey[key] = victim
         linkAtFront(victim)
         return evicted
+    }
+
+    /// Changes the value for `key` in place (starting from `initial` for a new key, which is
+    /// stored only when `keep` says so), marking it most recently used; one hash lookup.
+    public mutating func modify<Result>(_ key: Key, initial: () -> Value, keep: (Value) -> Bool,
+                                        _ body: (inout Value) -> Result) -> Result {
+        if let index = slotByKey[key] {
+            moveToFront(index)
+            return body(&slots[index].value)
+        }
+        var value = initial()
+        let result = body(&value)
+        if keep(value) { set(value, for: key) }
+        return result
     }
 
     /// Keys from most to least recently used.

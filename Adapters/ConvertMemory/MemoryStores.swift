@@ -31,13 +31,7 @@ public final class MemoryVisitorDataStore: VisitorDataStore, @unchecked Sendable
     @discardableResult
     public func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result {
         lock.withLock {
-            let existing = cache.value(for: key)
-            var data = existing ?? VisitorData()
-            let result = body(&data)
-            if existing != nil || !data.isEmpty {
-                cache.set(data, for: key)
-            }
-            return result
+            cache.modify(key, initial: { VisitorData() }, keep: { !$0.isEmpty }, body)
         }
     }
 
