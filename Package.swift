@@ -120,7 +120,7 @@ let package = Package(
             path: "Tests/ConvertDeliveryTests"),
         .testTarget(
             name: "ConvertCommandTests",
-            dependencies: ["convert", "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
+            dependencies: ["convert", "convert-bench", "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
             path: "Tests/ConvertCommandTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         .testTarget(

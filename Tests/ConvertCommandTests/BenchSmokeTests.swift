@@ -1,0 +1,93 @@
+import ConvertSwiftSDK
+import Foundation
+import Testing
+
+/// Runs the built `convert-bench` with tiny sizes: correct JSON and plausible numbers, never timings.
+private func bench(_ arguments: [String]) throws -> JSONValue {
+    let directories = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL]
+        + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
+    let binary = try #require(directories.flatMap { [$0, $0.deletingLastPathComponent()] }
+        .map { $0.appendingPathComponent("convert-bench") }
+        .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "convert-bench is built with the tests")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(arguments)")
+    let lines = data.split(separator: UInt8(ascii: "\n"))
+    #expect(lines.count == 1, "one JSON line per sub-command")
+    return try JSONDecoder().decode(JSONValue.self, from: lines.first ?? Data())
+}
+
+private func positive(_ value: JSONValue?) -> Bool {
+    guard let number = value?.numberValue else { return false }
+    return number > 0 && number.isFinite
+}
+
+@Suite(.serialized) struct BenchSmokeTests {
+    @Test func decode() throws {
+        let result = try bench(["decode", "--iterations", "3"])
+        #expect(result["bench"] == "decode")
+        #expect(result["config_bytes"] == 10476)
+        #expect(positive(result["us_per_op"]))
+    }
+
+    @Test(arguments: ["persist", "nopersist", "file"])
+    func decide(mode: String) throws {
+        let result = try bench(["decide", "--visitors", "200", "--mode", mode])
+        #expect(result["bench"] == "decide")
+        #expect(result["visitors"] == 200)
+        #expect(positive(result["ns_per_decision"]))
+        #expect(positive(result["sticky_ns_per_decision"]))
+        #expect(positive(result["max_rss_kb"]))
+        let counts = try #require(result["variation_counts"]?.objectValue)
+        #expect(counts.values.compactMap(\.numberValue).reduce(0, +) == 200)
+        #expect(counts.keys.sorted() == ["1003142550-original-page", "1003142551-variation-1"])
+    }
+
+    @Test func features() throws {
+        let result = try bench(["features", "--iterations", "5"])
+        #expect(result["bench"] == "features")
+        #expect(positive(result["ns_per_call"]))
+    }
+
+    @Test func hash() throws {
+        let result = try bench(["hash", "--hash-strings", "1000"])
+        #expect(result["bench"] == "hash")
+        #expect(result["strings"] == 1000)
+        #expect(positive(result["ns_per_hash_string"]))
+        #expect(positive(result["mb_per_s_string"]))
+    }
+
+    @Test func track() throws {
+        let result = try bench(["track", "--visitors", "300"])
+        #expect(result["bench"] == "track")
+        #expect(result["events"] == 300)
+        #expect(positive(result["ns_per_enqueue"]))
+        #expect(positive(result["events_per_s_delivered"]))
+    }
+
+    @Test func ready() throws {
+        let result = try bench(["ready", "--iterations", "2"])
+        #expect(result["bench"] == "ready")
+        #expect(positive(result["ms"]))
+        #expect((result["ms"]?.numberValue ?? 10_000) < 5_000, "ready from cache never waits for the network")
+    }
+
+    @Test func customWorkload() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let workload = directory.appendingPathComponent("workload.json")
+        try Data(#"{"experienceKey": "test-experience-ab-fullstack-4", "attributes": {}, "locationProperties": {"location": "pricing"}, "visitorPrefix": "w-", "visitors": 50}"#.utf8)
+            .write(to: workload)
+        let result = try bench(["decide", "--workload", workload.path])
+        let counts = try #require(result["variation_counts"]?.objectValue)
+        #expect(Set(counts.keys) == ["original", "variation-1"])
+        #expect(result["visitors"] == 50)
+    }
+}
