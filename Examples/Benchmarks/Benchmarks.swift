@@ -165,3 +165,64 @@ enum Benchmarks {
               "min_ms": rounded(samples.first!, 3), "max_ms": rounded(samples.last!, 3)])
     }
 }
+
+extension Benchmarks {
+    /// Splits a decision's cost into its parts (context creation, store, rules), for profiling.
+    static func breakdown(_ w: Workload) async throws {
+        let store = MemoryVisitorDataStore(capacity: max(w.visitors, 1))
+        let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "bench", networkTracking: false, persistence: .memory),
+                                  ports: ConvertPorts(configSource: DirectConfigSource(bytes: w.configData), visitorStore: store,
+                                                      visitorIdStore: MemoryVisitorIdStore(), trackingSink: DiscardingTrackingSink()))
+        try await sdk.ready()
+        let ids = (0..<w.visitors).map { w.visitorPrefix + String($0) }
+        var t = ContinuousClock.now
+        var contexts: [ConvertContext] = []
+        contexts.reserveCapacity(ids.count)
+        for id in ids {
+            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
+            context.setLocationProperties(w.locationProperties)
+            contexts.append(context)
+        }
+        let create = ContinuousClock.now - t
+        t = ContinuousClock.now
+        for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
+        let fresh = ContinuousClock.now - t
+        t = ContinuousClock.now
+        for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
+        let sticky = ContinuousClock.now - t
+        let config = sdk.config!
+        let experience = config.experience(key: w.experienceKey)!
+        t = ContinuousClock.now
+        var matches = 0
+        for _ in ids {
+            for index in experience.locationIndexes where config.locations[index].rules?.matches(w.locationProperties) == true {
+                matches += 1
+            }
+        }
+        let rules = ContinuousClock.now - t
+        t = ContinuousClock.now
+        for id in ids { store.update("x-" + id) { $0.bucketing["e"] = "v" } }
+        let storeCost = ContinuousClock.now - t
+        let keys = ids.map { "k-" + $0 }
+        t = ContinuousClock.now
+        var plain: [String: VisitorData] = [:]
+        for key in keys { plain[key, default: VisitorData()].bucketing["e"] = "v" }
+        let plainCost = ContinuousClock.now - t
+        t = ContinuousClock.now
+        var lru = LRUCache<String, VisitorData>(capacity: keys.count)
+        for key in keys { lru.modify(key, initial: { VisitorData() }, keep: { _ in true }) { $0.bucketing["e"] = "v" } }
+        let lruCost = ContinuousClock.now - t
+        t = ContinuousClock.now
+        var lruInts = LRUCache<String, Int>(capacity: keys.count)
+        for key in keys { lruInts.set(1, for: key) }
+        let lruIntCost = ContinuousClock.now - t
+        let n = Double(ids.count)
+        emit(["bench": "breakdown-store", "plain_dict_ns": rounded(nanoseconds(plainCost) / n),
+              "lru_visitor_ns": rounded(nanoseconds(lruCost) / n), "lru_int_ns": rounded(nanoseconds(lruIntCost) / n),
+              "sizes": .number(Double(plain.count + lru.count + lruInts.count))])
+        emit(["bench": "breakdown", "create_context_ns": rounded(nanoseconds(create) / n),
+              "fresh_run_ns": rounded(nanoseconds(fresh) / n), "sticky_run_ns": rounded(nanoseconds(sticky) / n),
+              "location_rules_ns": rounded(nanoseconds(rules) / n), "store_update_ns": rounded(nanoseconds(storeCost) / n),
+              "matches": .number(Double(matches))])
+    }
+}

@@ -37,6 +37,7 @@ do {
         case "hash": Benchmarks.hash(workload)
         case "track": try await Benchmarks.track(workload)
         case "ready": try await Benchmarks.ready(workload, runs: iterations ?? 20)
+        case "breakdown": try await Benchmarks.breakdown(workload)
         default:
             FileHandle.standardError.write(Data("convert-bench: unknown command \(name)\n\(usage)\n".utf8))
             exit(2)
