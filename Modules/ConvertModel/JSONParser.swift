@@ -72,11 +72,11 @@ public struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(ConfigDecodingError) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
+        var members: [(String, JSONValue)] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
         while true {
             skipWhitespace()
@@ -86,11 +86,17 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue(depth: depth + 1)
+            members.append((key, try parseValue(depth: depth + 1)))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                // Built once at its final size; a repeated key keeps its last value, as JSON.parse does.
+                var object = [String: JSONValue](minimumCapacity: members.count)
+                for (key, value) in members { object[key] = value }
+                return .object(object)
+            }
             throw failure("expected ',' or '}'")
         }
     }
@@ -143,26 +149,34 @@ public struct JSONParser {
             for i in intStart..<index { value = value * 10 + Int64(bytes[i] - 0x30) }
             return bytes[start] == UInt8(ascii: "-") ? (value == 0 ? -0.0 : -Double(value)) : Double(value)
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let text = String(decoding: span(start, index), as: UTF8.self)
         guard let value = Double(text) else { throw .invalidJSON(offset: start, reason: "unreadable number") }
         return value
     }
 
     private func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
+    /// The bytes `[start, end)` without building a generic slice.
+    private func span(_ start: Int, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: bytes.baseAddress.map { $0 + start }, count: end - start)
+    }
+
     private mutating func parseString() throws(ConfigDecodingError) -> String {
         index += 1
         let start = index
+        var ascii = true
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
-                let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                let raw = span(start, index)
                 index += 1
+                if ascii { return String(decoding: raw, as: UTF8.self) }
                 guard let text = String(validating: raw, as: UTF8.self) else {
                     throw .invalidJSON(offset: start, reason: "invalid UTF-8 in string")
                 }
                 return text
             }
+            if b >= 0x80 { ascii = false }
             if b == UInt8(ascii: "\\") { return try parseEscapedString(from: start) }
             if b < 0x20 { throw failure("control character in string") }
             index += 1
@@ -171,7 +185,7 @@ public struct JSONParser {
     }
 
     private mutating func parseEscapedString(from start: Int) throws(ConfigDecodingError) -> String {
-        var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        var out: [UInt8] = Array(span(start, index))
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
