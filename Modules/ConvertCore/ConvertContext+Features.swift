@@ -16,7 +16,7 @@ extension ConvertContext {
             return .disabled(key: key, feature: nil)
         }
         let snapshot = self.snapshot
-        var decided: [String: BucketedVariation?] = [:]
+        var decided = [BucketedVariation??](repeating: nil, count: installed.config.experiences.count)
         return resolve(feature, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
@@ -24,7 +24,7 @@ extension ConvertContext {
     public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true) async -> [BucketedFeature] {
         guard let installed = installedConfig(for: "runFeatures") else { return [] }
         let snapshot = self.snapshot
-        var decided: [String: BucketedVariation?] = [:]
+        var decided = [BucketedVariation??](repeating: nil, count: installed.config.experiences.count)
         return installed.config.features.map {
             resolve($0, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         }
@@ -42,14 +42,15 @@ extension ConvertContext {
     }
 
     private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: Snapshot, typeCasting: Bool,
-                         enableTracking: Bool, decided: inout [String: BucketedVariation?]) -> BucketedFeature {
-        for experience in installed.config.experiencesCarrying(featureId: feature.id) {
+                         enableTracking: Bool, decided: inout [BucketedVariation??]) -> BucketedFeature {
+        for index in installed.config.carrierIndexes(featureId: feature.id) {
+            let experience = installed.config.experiences[index]
             let variation: BucketedVariation?
-            if let cached = decided[experience.id] {
+            if let cached = decided[index] {
                 variation = cached
             } else {
                 variation = decide(experience: experience, installed, snapshot, enableTracking: enableTracking)
-                decided[experience.id] = .some(variation)
+                decided[index] = .some(variation)
             }
             guard let variation, let change = variation.variation.featureChange(featureId: feature.id) else { continue }
             return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .enabled,

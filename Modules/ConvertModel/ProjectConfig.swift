@@ -132,6 +132,11 @@ public struct ProjectConfig: Sendable {
         (storage.carriersByFeatureId[featureId] ?? []).map { storage.experiences[$0] }
     }
 
+    /// Indexes into ``experiences`` (config order) of the experiences carrying the feature with this id.
+    public func carrierIndexes(featureId: String) -> [Int] {
+        storage.carriersByFeatureId[featureId] ?? []
+    }
+
     /// Whether two values share one decoded document.
     public func isSameDocument(as other: ProjectConfig) -> Bool { storage === other.storage }
 }
