@@ -69,7 +69,8 @@ let package = Package(
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore", "ConvertMemory", "ConvertTransport"],
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore", "ConvertMemory",
+                           "ConvertTransport", "ConvertBucketing", "ConvertRules"],
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
 
@@ -111,6 +112,7 @@ let package = Package(
                     path: "Tests/ConvertModelTests"),
         .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting"],
                     path: "Tests/SeedSnippetTests"),
+        .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
         .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage"],
                           path: "Tests/JournalProbe"),
         .testTarget(
@@ -122,6 +124,11 @@ let package = Package(
             name: "ConvertCommandTests",
             dependencies: ["convert", "convert-bench", "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
             path: "Tests/ConvertCommandTests"),
+        .testTarget(
+            name: "ConvertReliabilityTests",
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertMemory", "ConvertFileStorage",
+                           "ConvertQueue", "ConvertConfigLoader", "ConvertURLSessionTransport"],
+            path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         .testTarget(
             name: "ConvertCoreTests",

@@ -95,7 +95,7 @@ struct Report {
             let bucketed = counts.values.reduce(0, +)
             let layout = experience.bucketTable.layout.rawValue
             let env = experience.environment.map { ", runs in \($0)" } ?? ""
-            out.append("  \(experience.key)  [\(layout)\(experience.version.map { ", version \(Int($0))" } ?? "")\(env)]  "
+            out.append("  \(experience.key)  [\(layout)\(experience.version.map { ", version \(JavaScriptNumber.string($0))" } ?? "")\(env)]  "
                        + "bucketed \(bucketed) of \(visitors)")
             let total = experience.variations.filter(\.isActive).reduce(0.0) { $0 + ($1.trafficAllocation ?? 100) }
             for variation in experience.variations {

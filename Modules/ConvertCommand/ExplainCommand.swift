@@ -113,7 +113,8 @@ struct TraceRenderer {
     }
 
     private func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.2f", value)
+        guard value.isFinite else { return "\(value)" }
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.2f", value)
     }
 
     func json(_ trace: DecisionTrace) -> JSONValue {

@@ -56,6 +56,15 @@ public struct RemoteConfigSource: ConfigSource {
         self.log = log
     }
 
+    /// Why an SDK key cannot be right: too long, or holding spaces or control characters.
+    public static func problem(withKey key: String) -> String? {
+        if key.utf8.count > 256 { return "longer than 256 bytes" }
+        if key.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
+            return "contains white space or control characters"
+        }
+        return nil
+    }
+
     /// The cache entry name for this SDK key and environment.
     public var cacheName: String {
         "config-\(settings.sdkKey)-\(settings.environment ?? "default").json"
@@ -87,6 +96,7 @@ public struct RemoteConfigSource: ConfigSource {
         guard !settings.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw ConfigSourceError.emptySDKKey
         }
+        if let problem = Self.problem(withKey: settings.sdkKey) { throw ConfigSourceError.invalidSDKKey(problem) }
         _ = try settings.policy.url(settings.endpoint)
         if let cached = loadCache() { await deliver(ConfigDocument(bytes: cached, origin: .cache)) }
         var etag: String?
@@ -198,6 +208,12 @@ public enum ConfigFetchError: Error, Sendable, Hashable, CustomStringConvertible
 /// Why the remote source cannot run at all.
 public enum ConfigSourceError: Error, Sendable, Hashable, CustomStringConvertible {
     case emptySDKKey
+    case invalidSDKKey(String)
 
-    public var description: String { "the SDK key is empty" }
+    public var description: String {
+        switch self {
+        case .emptySDKKey: return "the SDK key is empty"
+        case .invalidSDKKey(let why): return "the SDK key is not valid: \(why)"
+        }
+    }
 }

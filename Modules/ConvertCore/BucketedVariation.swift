@@ -36,4 +36,6 @@ public enum ConversionResult: Sendable, Hashable {
     case previewing
     /// No config is installed yet.
     case notReady
+    /// The context's visitor id is empty or too long (see ``ConvertContext/visitorIdProblem``).
+    case invalidVisitorId
 }

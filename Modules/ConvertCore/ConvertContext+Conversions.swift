@@ -18,6 +18,10 @@ extension ConvertContext {
     @discardableResult
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
+        if visitorIdProblem != nil {
+            _ = installedConfig(for: "trackConversion")
+            return .invalidVisitorId
+        }
         guard let installed = installedConfig(for: "trackConversion") else { return .notReady }
         let config = installed.config
         guard let goal = config.goal(key: goalKey) else {

@@ -52,8 +52,12 @@ extension ConvertContext {
     }
 
     func installedConfig(for call: String) -> InstalledConfig? {
+        if let visitorIdProblem {
+            core.log.warn("\(call): \(visitorIdProblem); degraded result")
+            return nil
+        }
         if let installed = core.current { return installed }
-        core.log.warn("\(call) for visitor \(visitorId) before the SDK is ready: degraded result")
+        core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
         return nil
     }
 

@@ -18,13 +18,33 @@ public final class ConvertContext: @unchecked Sendable {
     private var locationProperties: [String: JSONValue] = [:]
     private var preview: PreviewTarget?
 
+    /// Why the visitor id cannot be used (empty, blank, or longer than ``maximumVisitorIdBytes``);
+    /// such a context degrades every call (no variation, disabled features, nothing tracked).
+    public let visitorIdProblem: String?
+
+    /// The longest visitor id accepted, in UTF-8 bytes.
+    public static let maximumVisitorIdBytes = 1024
+
     init(core: SDKCore, visitorId: String, attributes: [String: JSONValue]) {
         self.core = core
         self.visitorId = visitorId
         self.attributes = attributes
+        if visitorId.allSatisfy({ $0.isWhitespace }) {
+            visitorIdProblem = "the visitor id is empty"
+        } else if visitorId.utf8.count > Self.maximumVisitorIdBytes {
+            visitorIdProblem = "the visitor id is longer than \(Self.maximumVisitorIdBytes) bytes"
+        } else {
+            visitorIdProblem = nil
+        }
+        if let visitorIdProblem { core.log.warn("context not usable: \(visitorIdProblem)") }
         if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
             preview = PreviewTarget(parsing: raw)
         }
+    }
+
+    /// The visitor id as logs show it: at most 64 characters.
+    var loggedVisitorId: String {
+        visitorId.count <= 64 ? visitorId : String(visitorId.prefix(64)) + "…"
     }
 
     /// The visitor's attributes (audience data).

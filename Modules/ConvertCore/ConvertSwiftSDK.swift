@@ -51,7 +51,8 @@ public final class ConvertSwiftSDK: Sendable {
     /// Like ``ready()``, but gives up after `timeout` with ``ConvertError/readyTimedOut(milliseconds:)``.
     public func ready(timeout: Duration) async throws {
         let gate = core.readiness
-        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let (scaled, overflow) = timeout.components.seconds.multipliedReportingOverflow(by: 1000)
+        let milliseconds = overflow ? Int.max : Int(scaled) + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await gate.wait() }
             group.addTask {

@@ -44,12 +44,12 @@ struct Fields {
     func number(_ key: String, _ log: inout DegradationLog) -> Double? {
         guard let value = members[key], !value.isNull else { return nil }
         switch value {
-        case .number(let n): return n
+        case .number(let n) where n.isFinite: return n
         case .string(let s):
-            if let n = Double(s.trimmingSpaces) { return n }
+            if let n = Double(s.trimmingSpaces), n.isFinite { return n }
         default: break
         }
-        log.ignore(childPath(key), "expected a number, found \(value.kindName)")
+        log.ignore(childPath(key), "expected a finite number, found \(value.kindName)")
         return nil
     }
 
