@@ -118,7 +118,7 @@ import Testing
             apiTrackEndpoint: server.baseURL, dataRefreshIntervalMs: 1000, eventsBatchSize: 1, debugToken: token,
             logLevel: .trace, storageDirectory: directory, requestTimeoutMs: 500, allowsInsecureHTTP: true)
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: logs)
-        try await sdk.ready(timeout: .seconds(10))
+        try await sdk.ready(timeout: .seconds(60))
         #expect(server.requests.first?.header("Authorization") == "Bearer \(secret)", "the secret does go on the wire")
         let context = sdk.createContext(visitorId: "s", attributes: ["mobile": true])
         context.setLocationProperties(["location": "pricing"])
