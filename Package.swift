@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting"],
                     path: "Tests/SeedSnippetTests"),
         .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
-        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage"],
+        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage", "ConvertURLSessionTransport"],
                           path: "Tests/JournalProbe"),
         .testTarget(
             name: "ConvertDeliveryTests",

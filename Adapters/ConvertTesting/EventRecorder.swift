@@ -38,7 +38,7 @@ public final class EventRecorder: @unchecked Sendable {
 
     /// Waits until `count` payloads of `event` arrived (or `timeout` passes) and returns them.
     @discardableResult
-    public func wait(for event: SystemEvent, count: Int = 1, timeout: Duration = .seconds(5)) async throws -> [EventPayloadValue] {
+    public func wait(for event: SystemEvent, count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [EventPayloadValue] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let found = payloads(of: event)

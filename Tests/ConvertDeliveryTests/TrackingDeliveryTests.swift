@@ -18,7 +18,7 @@ import Testing
         configuration.eventsReleaseIntervalMs = 60_000
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: RecordingLogSink())
         let recorder = await EventRecorder(sdk, events: [.apiQueueReleased])
-        try await sdk.ready(timeout: .seconds(10))
+        try await sdk.ready(timeout: .seconds(60))
         let alice = sdk.createContext(visitorId: "alice", attributes: ["desktop": "true", "browser": "FF"])
         alice.setLocationProperties(["location": "pricing"])
         await alice.setDefaultSegments(VisitorSegments(country: "US", customSegments: ["10033690"]))

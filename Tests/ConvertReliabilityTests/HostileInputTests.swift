@@ -8,7 +8,7 @@ import Testing
     private func ready(_ key: String) async -> ConvertError? {
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: key, persistence: .memory), logSink: RecordingLogSink())
         do {
-            try await sdk.ready(timeout: .seconds(5))
+            try await sdk.ready(timeout: .seconds(60))
             return nil
         } catch let error as ConvertError {
             return error
@@ -147,7 +147,7 @@ import Testing
             let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", apiConfigEndpoint: endpoint, persistence: .memory),
                                       logSink: RecordingLogSink())
             do {
-                try await sdk.ready(timeout: .seconds(5))
+                try await sdk.ready(timeout: .seconds(60))
                 Issue.record("\(endpoint) accepted")
             } catch let error as ConvertError {
                 guard case .invalidConfiguration = error else {

@@ -5,6 +5,7 @@ import ConvertEvents
 import ConvertFileStorage
 import ConvertQueue
 import ConvertTransport
+import ConvertURLSessionTransport
 import Foundation
 
 struct StalledTransport: HTTPTransport {
@@ -14,20 +15,35 @@ struct StalledTransport: HTTPTransport {
     }
 }
 
+// usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL]
+// With a server, events are delivered to it while they are enqueued (retrying on failures).
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let count = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT\n".utf8))
+guard arguments.count == 3 || arguments.count == 5, let count = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL]\n".utf8))
     exit(2)
 }
+let run = arguments.count == 5 ? arguments[3] : "0"
 let journal = try FileEventJournal(directory: URL(fileURLWithPath: arguments[1]))
-let queue = TrackingQueue(transport: StalledTransport(),
+let queue: TrackingQueue
+if arguments.count == 5 {
+    queue = TrackingQueue(transport: URLSessionTransport(),
+                          endpoint: TrackingEndpoint(template: arguments[4], sdkKey: "probe",
+                                                     policy: EndpointPolicy(allowsInsecureHTTP: true)),
+                          options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(10),
+                                                        retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
+                          journal: journal)
+} else {
+    queue = TrackingQueue(transport: StalledTransport(),
                           endpoint: TrackingEndpoint(template: "https://example.invalid/v1", sdkKey: "probe"),
                           options: TrackingQueueOptions(batchSize: 1_000_000, releaseInterval: .seconds(3600)),
                           journal: journal)
+}
 for i in 0..<count {
     queue.enqueue(TrackingEvent(accountId: "1", projectId: "2", visitorId: "visitor-\(i % 7)", segments: nil,
-                                payload: .conversion(goalId: "goal-\(i)", goalData: nil, bucketingData: nil)))
+                                payload: .conversion(goalId: run == "0" ? "goal-\(i)" : "goal-\(run)-\(i)", goalData: nil,
+                                                     bucketingData: nil)))
     FileHandle.standardOutput.write(Data("ack \(i)\n".utf8))
+    if arguments.count == 5 && i % 50 == 49 { usleep(2000) }
 }
 FileHandle.standardOutput.write(Data("done\n".utf8))
 while true { sleep(60) }
