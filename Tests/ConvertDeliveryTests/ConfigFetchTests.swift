@@ -99,7 +99,8 @@ import Testing
         let logs = RecordingLogSink()
         let harness = TestSDK(data: nil)
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k"), ports: ConvertPorts(
-            configSource: source(server, cache: cache, logs: logs, refresh: .seconds(3600)), visitorStore: harness.store,
+            configSource: source(server, cache: cache, logs: logs, timeout: .seconds(10), refresh: .seconds(3600)),
+            visitorStore: harness.store,
             visitorIdStore: harness.idStore, trackingSink: harness.sink, logSink: logs))
         let recorder = await EventRecorder(sdk, events: [.ready, .configUpdated])
         let start = ContinuousClock.now
