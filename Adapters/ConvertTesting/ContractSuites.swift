@@ -103,10 +103,3 @@ public enum EventJournalContract {
     }
 }
 
-final class Counter: @unchecked Sendable {
-    // `count` is guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
-}

@@ -1,14 +1,11 @@
 import ConvertSwiftSDK
+import ConvertTesting
 import Foundation
 import Testing
 
 /// Runs the built `convert-bench` with tiny sizes: correct JSON and plausible numbers, never timings.
 private func bench(_ arguments: [String]) throws -> JSONValue {
-    let directories = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL]
-        + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-    let binary = try #require(directories.flatMap { [$0, $0.deletingLastPathComponent()] }
-        .map { $0.appendingPathComponent("convert-bench") }
-        .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "convert-bench is built with the tests")
+    let binary = try #require(BuiltProducts.executable("convert-bench"), "convert-bench is built with the tests")
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments

@@ -6,11 +6,7 @@ import Testing
 
 /// Runs the built `convert` binary.
 func convert(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-    let directories = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL]
-        + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-    let binary = try #require(directories.flatMap { [$0, $0.deletingLastPathComponent()] }
-        .map { $0.appendingPathComponent("convert") }
-        .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "the convert binary is built with the tests")
+    let binary = try #require(BuiltProducts.executable("convert"), "the convert binary is built with the tests")
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
@@ -35,13 +31,6 @@ func convert(_ arguments: [String], input: Data? = nil) throws -> (status: Int32
     return (process.terminationStatus, String(decoding: outData.value, as: UTF8.self), String(decoding: errData.value, as: UTF8.self))
 }
 
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    func set(_ value: Value) { lock.withLock { stored = value } }
-    var value: Value { lock.withLock { stored } }
-}
 
 private func fixturePath(_ file: Fixtures.File) throws -> String { try Fixtures.url(file).path }
 

@@ -143,9 +143,3 @@ struct Failure: Error, CustomStringConvertible {
     init(_ what: String) { description = "unexpected payload for \(what)" }
 }
 
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
-}

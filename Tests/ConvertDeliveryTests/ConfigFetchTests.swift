@@ -128,7 +128,7 @@ import Testing
 
     @Test func badResponsesAreTypedLoggedAndTheLastGoodConfigServes() async throws {
         let good = try Fixtures.data(.cdnConfigBaseline)
-        let mode = Mode()
+        let mode = Locked("")
         let server = try LoopbackHTTPServer { _ in
             switch mode.value {
             case "good": return configReply(good)
@@ -168,7 +168,7 @@ import Testing
 
     @Test func sdkKeepsServingWhileTheNetworkFails() async throws {
         let good = try Fixtures.data(.cdnConfigBaseline)
-        let healthy = Mode()
+        let healthy = Locked("")
         healthy.set("good")
         let server = try LoopbackHTTPServer { _ in healthy.value == "good" ? configReply(good) : .respond(status: 503) }
         let logs = RecordingLogSink()
@@ -210,16 +210,4 @@ final class Collected: @unchecked Sendable {
     var count: Int { documents.count }
 }
 
-final class Mode: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = ""
-    func set(_ value: String) { lock.withLock { current = value } }
-    var value: String { lock.withLock { current } }
-}
 
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
-}

@@ -115,7 +115,7 @@ import Testing
     @Test func journaledEventsSurviveSIGKILL() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let probe = try #require(Self.probeURL, "the JournalProbe helper is built with the tests")
+        let probe = try #require(BuiltProducts.executable("JournalProbe"), "the JournalProbe helper is built with the tests")
         let process = Process()
         process.executableURL = probe
         process.arguments = [directory.path, "100000"]
@@ -233,17 +233,6 @@ import Testing
         #expect(queue.counters.sent == 3)
     }
 
-    static var probeURL: URL? {
-        let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-            + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-        for directory in candidates {
-            for base in [directory, directory.deletingLastPathComponent()] {
-                let url = base.appendingPathComponent("JournalProbe")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            }
-        }
-        return nil
-    }
 }
 
 /// What a fake tracking server accepted.

@@ -125,10 +125,3 @@ import Testing
     }
 }
 
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    func set(_ value: Value) { lock.withLock { stored = value } }
-    var value: Value { lock.withLock { stored } }
-}

@@ -9,16 +9,8 @@ import Testing
 /// Ten SIGKILLs of a process that journals and delivers events to a failing server: every
 /// event whose enqueue returned is delivered in the end.
 @Suite(.serialized) struct RestartTests {
-    private static var probe: URL? {
-        let candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL]
-            + Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-        return candidates.flatMap { [$0, $0.deletingLastPathComponent()] }
-            .map { $0.appendingPathComponent("JournalProbe") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
     @Test func tenKillsLoseNoAcknowledgedEvent() async throws {
-        let probe = try #require(Self.probe)
+        let probe = try #require(BuiltProducts.executable("JournalProbe"))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restarts-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let received = Locked<Set<String>>([])
