@@ -60,7 +60,7 @@ public enum ConfigDecoder {
 
 extension ProjectConfig {
     init(document: JSONValue, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
-        guard let f = Fields(document, path: "") else { throw .notAnObject(found: document.kindName) }
+        guard let f = Fields(document, location: .root()) else { throw .notAnObject(found: document.kindName) }
         var log = DegradationLog()
         let accountId = f.identifier("account_id")
         let projectFields = f.object("project", &log)

@@ -3,16 +3,19 @@ import ConvertRules
 /// Lenient, reporting access to the members of one JSON object while it becomes a model value.
 struct Fields {
     let members: [String: JSONValue]
-    let path: String
+    let location: JSONPath
 
-    init?(_ json: JSONValue, path: String) {
+    init?(_ json: JSONValue, location: JSONPath) {
         guard case .object(let members) = json else { return nil }
         self.members = members
-        self.path = path
+        self.location = location
     }
 
+    /// The JSON path of this object, built only when a message needs it.
+    var path: String { location.description }
+
     func childPath(_ key: String) -> String {
-        path.isEmpty ? key : path + "." + key
+        JSONPath(parent: location, key: key).description
     }
 
     func raw(_ key: String) -> JSONValue? {
@@ -77,7 +80,7 @@ struct Fields {
     /// A nested object; missing or null gives nil, another type is reported.
     func object(_ key: String, _ log: inout DegradationLog) -> Fields? {
         guard let value = members[key], !value.isNull else { return nil }
-        if let fields = Fields(value, path: childPath(key)) { return fields }
+        if let fields = Fields(value, location: JSONPath(parent: location, key: key)) { return fields }
         log.ignore(childPath(key), "expected an object, found \(value.kindName)")
         return nil
     }
@@ -97,14 +100,14 @@ struct Fields {
                      _ make: (Fields, inout DegradationLog) -> Result<T, ElementRejection>) -> [T] {
         var out: [T] = []
         for (i, element) in array(key, &log).enumerated() {
-            let elementPath = "\(childPath(key))[\(i)]"
-            guard let fields = Fields(element, path: elementPath) else {
-                log.drop(elementPath, "element is not an object (\(element.kindName))")
+            let elementLocation = JSONPath(parent: location, key: key, index: i)
+            guard let fields = Fields(element, location: elementLocation) else {
+                log.drop(elementLocation.description, "element is not an object (\(element.kindName))")
                 continue
             }
             switch make(fields, &log) {
             case .success(let value): out.append(value)
-            case .failure(let rejection): log.drop(elementPath, rejection.reason)
+            case .failure(let rejection): log.drop(elementLocation.description, rejection.reason)
             }
         }
         return out
@@ -135,5 +138,29 @@ extension String {
     var trimmingSpaces: Substring {
         let trimmed = drop(while: { $0 == " " })
         return trimmed.prefix(while: { $0 != " " })
+    }
+}
+
+/// A position in a JSON document (`experiences[2].variations[0]`), kept as links so that the
+/// text is only built when a degradation is reported.
+final class JSONPath: CustomStringConvertible {
+    let parent: JSONPath?
+    let key: String
+    let index: Int?
+
+    init(parent: JSONPath?, key: String, index: Int? = nil) {
+        self.parent = parent
+        self.key = key
+        self.index = index
+    }
+
+    /// The document itself.
+    static func root() -> JSONPath { JSONPath(parent: nil, key: "") }
+
+    var description: String {
+        let head = parent.map(\.description) ?? ""
+        var text = head.isEmpty ? key : (key.isEmpty ? head : head + "." + key)
+        if let index { text += "[\(index)]" }
+        return text
     }
 }
