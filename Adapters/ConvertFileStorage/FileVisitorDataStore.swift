@@ -79,9 +79,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// Called under `lock`.
     private func persist(_ entry: Entry) {
         do {
-            var line = try encoder.encode(entry)
+            var line = ChangeLine.encode(key: entry.k, data: entry.d)
             line.append(UInt8(ascii: "\n"))
-            try changes.append(line)
+            try changes.append(Data(line))
             logLines += 1
             unflushed += 1
             if logLines > max(1024, 2 * records.count) { try compact() }
@@ -103,5 +103,65 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
             defer { unflushed = 0 }
             return unflushed
         }
+    }
+}
+
+/// Writes one change-log line by hand: the same JSON `JSONEncoder` would produce for an entry,
+/// at a fraction of the cost on the decision path.
+enum ChangeLine {
+    static func encode(key: String, data: VisitorData) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(96 + key.utf8.count)
+        out += Array(#"{"d":{"bucketing":{"#.utf8)
+        var first = true
+        for (experience, variation) in data.bucketing {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            string(experience, &out)
+            out.append(UInt8(ascii: ":"))
+            string(variation, &out)
+        }
+        out += Array(#"},"goals":"#.utf8)
+        list(data.goals, &out)
+        out += Array(#","locations":"#.utf8)
+        list(data.locations, &out)
+        out += Array(#","segments":"#.utf8)
+        let segments = data.segments
+        if segments.isEmpty {
+            out += Array("{}".utf8)
+        } else {
+            out += (try? JSONEncoder().encode(segments)).map(Array.init) ?? Array("{}".utf8)
+        }
+        out += Array(#"},"k":"#.utf8)
+        string(key, &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    private static func list(_ values: Set<String>, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        var first = true
+        for value in values {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            string(value, &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func string(_ text: String, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }

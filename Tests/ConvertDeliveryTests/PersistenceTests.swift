@@ -24,6 +24,28 @@ import Testing
         }
     }
 
+    @Test func changeLogRoundTripsAwkwardText() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let awkward = ["quote\"inside", "back\\slash", "new\nline", "tab\t", "\u{1}ctl", "é🚀", ""]
+        var expected: [String: VisitorData] = [:]
+        do {
+            let store = try FileVisitorDataStore(directory: directory)
+            for (i, text) in awkward.enumerated() {
+                let key = "1-2-\(text)-\(i)"
+                let data = VisitorData(bucketing: [text + "e": text + "v", "100": "200"], goals: [text + "g"],
+                                       segments: VisitorSegments(country: text, customSegments: [text]),
+                                       locations: [text + "l"])
+                store.update(key) { $0 = data }
+                expected[key] = data
+            }
+        }
+        let reopened = try FileVisitorDataStore(directory: directory)
+        for (key, data) in expected {
+            #expect(reopened.data(for: key) == data, "\(key)")
+        }
+    }
+
     @Test func stickyDecisionsAndGoalDedupSurviveANewSDK() async throws {
         let config = try Fixtures.data(.cdnConfigBaseline)
         let server = try LoopbackHTTPServer { request in request.method == "GET" ? configReply(config) : .respond(status: 200) }
