@@ -117,11 +117,20 @@ extension ConvertContext {
         }
         let locations = installed.config.locations
         func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
+        var locationChanges = false
+        if decision.locationsEvaluated {
+            let stored = input.stored.locations
+            for (position, index) in experience.locationIndexes.enumerated() where position < 64 {
+                let bit: UInt64 = 1 << UInt64(position)
+                if decision.matchedLocations & bit != 0, !stored.contains(locationKey(index)) { locationChanges = true }
+                if decision.unmatchedLocations & bit != 0, !stored.isEmpty, stored.contains(locationKey(index)) {
+                    locationChanges = true
+                }
+            }
+        }
+        guard decision.isNew || locationChanges else { return decision.variation }
         let matched = decision.locationsEvaluated ? Self.positions(decision.matchedLocations, in: experience.locationIndexes) : []
         let unmatched = decision.locationsEvaluated ? Self.positions(decision.unmatchedLocations, in: experience.locationIndexes) : []
-        let locationChanges = matched.contains { !input.stored.locations.contains(locationKey($0)) }
-            || unmatched.contains { input.stored.locations.contains(locationKey($0)) }
-        guard decision.isNew || locationChanges else { return decision.variation }
 
         let outcome = core.ports.visitorStore.update(input.storeKey) { data -> (Variation?, Bool, [Int], [Int], VisitorSegments) in
             var activated: [Int] = [], deactivated: [Int] = []
