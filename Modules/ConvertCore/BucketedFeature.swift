@@ -13,19 +13,26 @@ public struct BucketedFeature: Sendable, Hashable {
         case enabled, disabled
     }
 
+    /// The feature key asked for.
     public let key: String
     /// The feature id, `nil` when the key names no feature.
     public let id: String?
+    /// The feature's name.
     public let name: String?
+    /// Whether the feature is on for the visitor.
     public let status: Status
     /// The experience and variation that switched the feature on.
     public let experienceId: String?
+    /// The key of that experience.
     public let experienceKey: String?
+    /// The id of the variation that carries the feature.
     public let variationId: String?
+    /// The key of that variation.
     public let variationKey: String?
     /// The variables, cast to their declared types unless casting was switched off.
     public let variables: [String: JSONValue]
 
+    /// Whether ``status`` is ``Status/enabled``.
     public var isEnabled: Bool { status == .enabled }
 
     static func disabled(key: String, feature: Feature?) -> BucketedFeature {

@@ -2,8 +2,11 @@ import ConvertModel
 
 /// The variation a visitor sees in an experience.
 public struct BucketedVariation: Sendable, Hashable {
+    /// The experience's id.
     public let experienceId: String
+    /// The experience's key.
     public let experienceKey: String
+    /// The experience's name.
     public let experienceName: String?
     /// The variation itself: id, key, name, changes.
     public let variation: Variation
@@ -12,9 +15,13 @@ public struct BucketedVariation: Sendable, Hashable {
     /// Whether a preview forced it.
     public let isPreview: Bool
 
+    /// The variation's id.
     public var id: String { variation.id }
+    /// The variation's key.
     public var key: String? { variation.key }
+    /// The variation's name.
     public var name: String? { variation.name }
+    /// The changes the variation applies.
     public var changes: [VariationChange] { variation.changes }
 }
 

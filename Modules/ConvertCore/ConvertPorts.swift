@@ -12,16 +12,24 @@ import ConvertSupport
 ///     visitorIdStore: MemoryVisitorIdStore(), trackingSink: RecordingTrackingSink()))
 /// ```
 public struct ConvertPorts: Sendable {
+    /// Where config documents come from.
     public var configSource: any ConfigSource
+    /// Per-visitor memory: sticky decisions, goal dedup, segments, locations.
     public var visitorStore: any VisitorDataStore
+    /// Where the auto-generated visitor id is kept.
     public var visitorIdStore: any VisitorIdStore
+    /// Where tracking events go (the delivery queue in the default wiring).
     public var trackingSink: any TrackingSink
+    /// Where log lines go.
     public var logSink: any LogSink
+    /// The current time.
     public var clock: TimeSource
+    /// New auto visitor ids.
     public var identifiers: IdentifierSource
     /// The hub system events are fired on; share one to observe several SDKs together.
     public var events: SystemEventHub
 
+    /// Collects the ports; only the stores, the config source and the sink are required.
     public init(configSource: any ConfigSource, visitorStore: any VisitorDataStore, visitorIdStore: any VisitorIdStore,
                 trackingSink: any TrackingSink, logSink: any LogSink = SilentLogSink(), clock: TimeSource = .system,
                 identifiers: IdentifierSource = .uuid, events: SystemEventHub = SystemEventHub()) {

@@ -44,12 +44,19 @@ public enum DecisionReason: String, Sendable, Hashable {
 /// for step in trace.steps { print(step) }
 /// ```
 public struct DecisionTrace: Sendable, Hashable {
+    /// The experience key asked for.
     public let experienceKey: String
+    /// Its id, when the key names an experience.
     public let experienceId: String?
+    /// The visitor decided for.
     public let visitorId: String
+    /// Each check, in order.
     public let steps: [DecisionStep]
+    /// Why the decision ended as it did.
     public let reason: DecisionReason
+    /// The variation given, if any.
     public let variationId: String?
+    /// Its key.
     public let variationKey: String?
 }
 

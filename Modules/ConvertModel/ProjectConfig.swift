@@ -81,13 +81,21 @@ public struct ProjectConfig: Sendable {
 
     private let storage: Storage
 
+    /// `account_id`.
     public var accountId: String { storage.accountId }
+    /// The project.
     public var project: Project { storage.project }
+    /// Experiences in config order.
     public var experiences: [Experience] { storage.experiences }
+    /// Audiences in config order.
     public var audiences: [Audience] { storage.audiences }
+    /// Segments in config order.
     public var segments: [Segment] { storage.segments }
+    /// Locations in config order.
     public var locations: [Location] { storage.locations }
+    /// Goals in config order.
     public var goals: [Goal] { storage.goals }
+    /// Features in config order.
     public var features: [Feature] { storage.features }
     /// Ids from `archived_experiences`.
     public var archivedExperienceIds: Set<String> { storage.archivedExperienceIds }
@@ -113,15 +121,25 @@ public struct ProjectConfig: Sendable {
         return out
     }
 
+    /// The experience with this key (the first, if several share it).
     public func experience(key: String) -> Experience? { storage.experienceByKey[key].map { storage.experiences[$0] } }
+    /// The experience with this id.
     public func experience(id: String) -> Experience? { storage.experienceById[id].map { storage.experiences[$0] } }
+    /// The audience with this id.
     public func audience(id: String) -> Audience? { storage.audienceById[id].map { storage.audiences[$0] } }
+    /// The segment with this id.
     public func segment(id: String) -> Segment? { storage.segmentById[id].map { storage.segments[$0] } }
+    /// The segment with this key.
     public func segment(key: String) -> Segment? { storage.segmentByKey[key].map { storage.segments[$0] } }
+    /// The location with this id.
     public func location(id: String) -> Location? { storage.locationById[id].map { storage.locations[$0] } }
+    /// The goal with this key.
     public func goal(key: String) -> Goal? { storage.goalByKey[key].map { storage.goals[$0] } }
+    /// The goal with this id.
     public func goal(id: String) -> Goal? { storage.goalById[id].map { storage.goals[$0] } }
+    /// The feature with this key.
     public func feature(key: String) -> Feature? { storage.featureByKey[key].map { storage.features[$0] } }
+    /// The feature with this id.
     public func feature(id: String) -> Feature? { storage.featureById[id].map { storage.features[$0] } }
 
     /// Whether the experience with this id is archived.
