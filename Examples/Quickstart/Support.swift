@@ -123,7 +123,6 @@ struct Report {
     }
 
     private func percent(_ value: Double) -> String {
-        let text = String(format: "%5.1f%%", value)
-        return text
+        String(format: "%5.1f%%", value)
     }
 }

@@ -17,10 +17,6 @@ final class ReadinessGate: @unchecked Sendable {
         lock.withLock { if case .open = state { return true } else { return false } }
     }
 
-    var failure: ConvertError? {
-        lock.withLock { if case .failed(let e) = state { return e } else { return nil } }
-    }
-
     /// Opens the gate; returns false when it was already settled.
     @discardableResult
     func open() -> Bool { settle(.open) }

@@ -12,13 +12,16 @@ final class InstalledConfig: Sendable {
     let environment: String
     /// The parsed document without volatile keys, to tell a real change from a re-fetch.
     let fingerprint: JSONValue
+    /// The bytes the config was decoded from, so a byte-identical re-fetch is not decoded again.
+    let bytes: Data
     /// `"{accountId}-{projectId}-"`, the store-key prefix of every visitor.
     let storeKeyPrefix: String
 
-    init(config: ProjectConfig, environment: String, fingerprint: JSONValue) {
+    init(config: ProjectConfig, environment: String, fingerprint: JSONValue, bytes: Data) {
         self.config = config
         self.environment = environment
         self.fingerprint = fingerprint
+        self.bytes = bytes
         storeKeyPrefix = VisitorData.storeKey(accountId: config.accountId, projectId: config.project.id, visitorId: "")
     }
 
@@ -74,6 +77,10 @@ final class SDKCore: @unchecked Sendable {
     /// Decodes and installs a document; announces `ready` for the first, `config.updated` for a
     /// changed one, nothing for an unchanged one.
     func install(_ document: ConfigDocument) {
+        if current?.bytes == document.bytes {
+            log.debug("config from \(document.origin.rawValue) unchanged")
+            return
+        }
         let decoded: DecodedConfig
         let json: JSONValue
         do throws(ConfigDecodingError) {
@@ -96,10 +103,12 @@ final class SDKCore: @unchecked Sendable {
             top["_s_t"] = nil
             fingerprint = .object(top)
         }
-        let next = InstalledConfig(config: decoded.config, environment: environment, fingerprint: fingerprint)
+        let next = InstalledConfig(config: decoded.config, environment: environment, fingerprint: fingerprint,
+                                   bytes: document.bytes)
         let previous: InstalledConfig? = lock.withLock {
-            defer { installed = installed?.fingerprint == fingerprint ? installed : next }
-            return installed
+            let previous = installed
+            if previous?.fingerprint != fingerprint { installed = next }
+            return previous
         }
         if previous == nil {
             log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences")

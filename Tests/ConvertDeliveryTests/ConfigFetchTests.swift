@@ -81,14 +81,16 @@ import Testing
         }
         let cache = MemoryByteStore()
         let logs = RecordingLogSink()
-        let delivered = Collected()
-        let task = Task { try await source(server, cache: cache, logs: logs).run { delivered.add($0) } }
-        try await eventually("a successful fetch after two 500s") { delivered.count == 1 }
+        let delivered = Locked<[ConfigDocument]>([])
+        let task = Task { try await source(server, cache: cache, logs: logs).run { document in
+            delivered.withValue { $0.append(document) }
+        } }
+        try await eventually("a successful fetch after two 500s") { delivered.value.count == 1 }
         task.cancel()
         #expect(calls.value >= 3)
         #expect(try cache.read("config-k-default.json") == config)
         #expect(logs.contains("HTTP 500"))
-        #expect(delivered.documents.first?.origin == .network)
+        #expect(delivered.value.first?.origin == .network)
     }
 
     @Test func cacheFirstStartThenLive() async throws {
@@ -117,11 +119,13 @@ import Testing
         let server = try LoopbackHTTPServer { _ in configReply(live) }
         let cache = MemoryByteStore(["config-k-default.json": Data("{ corrupt".utf8)])
         let logs = RecordingLogSink()
-        let delivered = Collected()
-        let task = Task { try await source(server, cache: cache, logs: logs, refresh: .seconds(3600)).run { delivered.add($0) } }
-        try await eventually("the live config") { delivered.count == 1 }
+        let delivered = Locked<[ConfigDocument]>([])
+        let task = Task { try await source(server, cache: cache, logs: logs, refresh: .seconds(3600)).run { document in
+            delivered.withValue { $0.append(document) }
+        } }
+        try await eventually("the live config") { delivered.value.count == 1 }
         task.cancel()
-        #expect(delivered.documents.map(\.origin) == [.network])
+        #expect(delivered.value.map(\.origin) == [.network])
         #expect(logs.contains("cached config is unusable"))
         #expect(try cache.read("config-k-default.json") == live)
     }
@@ -202,12 +206,5 @@ import Testing
     }
 }
 
-final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [ConfigDocument] = []
-    func add(_ document: ConfigDocument) { lock.withLock { items.append(document) } }
-    var documents: [ConfigDocument] { lock.withLock { items } }
-    var count: Int { documents.count }
-}
 
 
