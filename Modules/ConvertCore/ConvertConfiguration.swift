@@ -36,7 +36,9 @@ public struct ConvertConfiguration: Sendable, Hashable {
     public var sdkKeySecret: String?
     /// The environment whose experiences run; `nil` uses the document's or `"staging"`.
     public var environment: String?
+    /// The config host; the request is `{apiConfigEndpoint}/config/{sdkKey}`.
     public var apiConfigEndpoint: String
+    /// The tracking host; `[project_id]` is replaced, the request is `…/track/{sdkKey}`.
     public var apiTrackEndpoint: String
     /// How often the config is refreshed, in milliseconds.
     public var dataRefreshIntervalMs: Int
@@ -46,9 +48,11 @@ public struct ConvertConfiguration: Sendable, Hashable {
     public var eventsReleaseIntervalMs: Int
     /// Whether tracking events are sent at all.
     public var networkTracking: Bool
+    /// How fresh the CDN may serve the config.
     public var networkCacheLevel: NetworkCacheLevel
     /// A debug token sent with config requests; never logged.
     public var debugToken: String?
+    /// The minimum level written to the log sink.
     public var logLevel: LogLevel
     /// How many visitors the in-memory visitor store keeps.
     public var visitorStoreCapacity: Int
@@ -65,6 +69,7 @@ public struct ConvertConfiguration: Sendable, Hashable {
     /// Allow plain `http` endpoints (loopback test servers); `https` is required otherwise.
     public var allowsInsecureHTTP: Bool
 
+    /// Every option by name; all but `sdkKey` default to the Convert SDKs' values.
     public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,
                 apiConfigEndpoint: String = ConvertConfiguration.defaultConfigEndpoint,
                 apiTrackEndpoint: String = ConvertConfiguration.defaultTrackEndpoint,

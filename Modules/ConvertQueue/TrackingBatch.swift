@@ -4,16 +4,22 @@ import Foundation
 
 /// The tracking API's request body for one batch.
 public struct TrackingBatch: Sendable, Hashable, Codable {
+    /// One visitor's events in a batch.
     public struct Visitor: Sendable, Hashable, Codable {
         public let visitorId: String
         public let segments: VisitorSegments?
         public let events: [TrackingEvent.Payload]
     }
 
+    /// Asks the server to enrich the events.
     public let enrichData: Bool
+    /// The account of every event in the batch.
     public let accountId: String
+    /// The project of every event in the batch.
     public let projectId: String
+    /// Visitors in first-seen order.
     public let visitors: [Visitor]
+    /// The `source` field (`"ios-sdk"`).
     public let source: String
 
     /// Groups `events` (all of one project) by visitor in first-seen order; a visitor's segments

@@ -80,6 +80,7 @@ public actor TrackingQueue: TrackingSink {
     /// Counters readable at any time.
     public nonisolated var counters: TrackingCounters { buffer.counters }
 
+    /// Journals `event` (when there is a journal) and queues it; never waits for the network.
     public nonisolated func enqueue(_ event: TrackingEvent) {
         var sequence: UInt64?
         if let journal {
@@ -193,16 +194,21 @@ public actor TrackingQueue: TrackingSink {
 
 /// Where tracking batches go: `{endpoint with [project_id] replaced}/track/{sdkKey}`.
 public struct TrackingEndpoint: Sendable, Hashable {
+    /// The endpoint with `[project_id]` in it.
     public let template: String
+    /// The SDK key the path ends with.
     public let sdkKey: String
+    /// Which schemes are allowed.
     public let policy: EndpointPolicy
 
+    /// An endpoint for one SDK key.
     public init(template: String, sdkKey: String, policy: EndpointPolicy = EndpointPolicy()) {
         self.template = template
         self.sdkKey = sdkKey
         self.policy = policy
     }
 
+    /// The URL for a project's batches; throws when the scheme is not allowed.
     public func url(projectId: String) throws -> URL {
         var base = template.replacingOccurrences(of: "[project_id]", with: projectId)
         while base.hasSuffix("/") { base.removeLast() }
