@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "ConvertEvents", dependencies: ["ConvertModel"], path: "Modules/ConvertEvents"),
 
         .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
-        .target(name: "ConvertStorage", dependencies: ["ConvertModel"], path: "Modules/ConvertStorage"),
+        .target(name: "ConvertStorage", dependencies: ["ConvertModel", "ConvertHashing"], path: "Modules/ConvertStorage"),
 
         .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
         .target(name: "ConvertQueue", dependencies: ["ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertTransport"],
@@ -49,7 +49,7 @@ let package = Package(
         // The façade: decisions, features, conversions, segments; takes its ports by a public init.
         .target(
             name: "ConvertCore",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport"],
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertHashing"],
             path: "Modules/ConvertCore"),
 
         // Adapters.

@@ -9,7 +9,7 @@ import Foundation
 public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     // `records`, `logLines` and `unflushed` are guarded by `lock`.
     private let lock = NSLock()
-    private var records: [String: VisitorData] = [:]
+    private var records = VisitorTable()
     private var logLines = 0
     private var unflushed = 0
     private let snapshotURL: URL
@@ -29,28 +29,30 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         snapshotURL = directory.appendingPathComponent("visitors.snapshot")
         let logURL = directory.appendingPathComponent("visitors.log")
         let decoder = JSONDecoder()
-        var records: [String: VisitorData] = [:]
+        var records = VisitorTable()
+        var skipped = 0
         if let data = try POSIXFile.read(snapshotURL) {
             if let snapshot = try? decoder.decode([String: VisitorData].self, from: data) {
-                records = snapshot
+                for (storeKey, record) in snapshot {
+                    if let key = VisitorKey(storeKey: storeKey) { records.set(record, for: key) } else { skipped += 1 }
+                }
             } else {
                 let moved = POSIXFile.quarantine(snapshotURL)
                 log.error("visitor snapshot is corrupt; moved aside to \(moved)")
             }
         }
-        var skipped = 0
         var lines = 0
         if let data = try POSIXFile.read(logURL) {
             for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-                if let entry = try? decoder.decode(Entry.self, from: Data(line)) {
-                    records[entry.k] = entry.d
+                if let entry = try? decoder.decode(Entry.self, from: Data(line)), let key = VisitorKey(storeKey: entry.k) {
+                    records.set(entry.d, for: key)
                     lines += 1
                 } else {
                     skipped += 1
                 }
             }
         }
-        if skipped > 0 { log.warn("visitor change log: skipped \(skipped) unreadable line(s)") }
+        if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
         self.records = records
         changes = try AppendFile(logURL)
         logLines = lines
@@ -60,26 +62,30 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// The number of visitors held.
     public var count: Int { lock.withLock { records.count } }
 
-    public func data(for key: String) -> VisitorData? {
-        lock.withLock { records[key] }
+    public func data(for key: VisitorKey) -> VisitorData? {
+        lock.withLock { records.peek(key) }
     }
 
-    public func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result {
+    public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
         lock.withLock {
-            let existing = records[key]
-            var data = existing ?? VisitorData()
-            let result = body(&data)
-            guard data != existing, existing != nil || !data.isEmpty else { return result }
-            records[key] = data
-            persist(Entry(k: key, d: data))
+            var before: VisitorData?
+            var after = VisitorData()
+            let result = records.modify(key) { data -> Result in
+                before = data
+                let result = body(&data)
+                after = data
+                return result
+            }
+            guard after != before else { return result }
+            persist(key, after)
             return result
         }
     }
 
     /// Called under `lock`.
-    private func persist(_ entry: Entry) {
+    private func persist(_ key: VisitorKey, _ data: VisitorData) {
         do {
-            var line = ChangeLine.encode(key: entry.k, data: entry.d)
+            var line = ChangeLine.encode(key: key.storeKey, data: data)
             line.append(UInt8(ascii: "\n"))
             try changes.append(Data(line))
             logLines += 1
@@ -92,7 +98,10 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
 
     /// Called under `lock`.
     private func compact() throws {
-        try POSIXFile.atomicWrite(try encoder.encode(records), to: snapshotURL)
+        var snapshot: [String: VisitorData] = [:]
+        snapshot.reserveCapacity(records.count)
+        records.forEach { key, data in snapshot[key.storeKey] = data }
+        try POSIXFile.atomicWrite(try encoder.encode(snapshot), to: snapshotURL)
         try changes.replace(with: Data())
         logLines = 0
     }

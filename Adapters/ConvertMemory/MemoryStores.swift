@@ -7,32 +7,30 @@ import Foundation
 /// let store = MemoryVisitorDataStore(capacity: 50_000)
 /// ```
 public final class MemoryVisitorDataStore: VisitorDataStore, @unchecked Sendable {
-    // `cache` is guarded by `lock`.
+    // `table` is guarded by `lock`.
     private let lock = NSLock()
-    private var cache: LRUCache<String, VisitorData>
+    private var table: VisitorTable
 
     /// The default number of visitors kept.
     public static let defaultCapacity = 10_000
 
     public init(capacity: Int = MemoryVisitorDataStore.defaultCapacity) {
-        cache = LRUCache(capacity: capacity)
+        table = VisitorTable(capacity: capacity)
     }
 
     /// The number of visitors held.
-    public var count: Int { lock.withLock { cache.count } }
+    public var count: Int { lock.withLock { table.count } }
 
     /// The most visitors held.
-    public var capacity: Int { cache.capacity }
+    public var capacity: Int { table.capacity ?? Int.max }
 
-    public func data(for key: String) -> VisitorData? {
-        lock.withLock { cache.value(for: key) }
+    public func data(for key: VisitorKey) -> VisitorData? {
+        lock.withLock { table.value(for: key) }
     }
 
     @discardableResult
-    public func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result {
-        lock.withLock {
-            cache.modify(key, initial: { VisitorData() }, keep: { !$0.isEmpty }, body)
-        }
+    public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
+        lock.withLock { table.modify(key, body) }
     }
 
     public func flush() async -> Int { 0 }

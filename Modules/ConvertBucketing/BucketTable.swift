@@ -43,6 +43,16 @@ public struct BucketTable: Sendable, Hashable {
         return nil
     }
 
+    /// The position in ``ranges`` of the range holding `value`, or `nil` when no range does.
+    @inlinable
+    public func rangeIndex(forValue value: Int) -> Int? {
+        let v = Double(value)
+        for (i, range) in ranges.enumerated() where range.lower <= v && v < range.upper {
+            return i
+        }
+        return nil
+    }
+
     /// The variation for `visitorId` in `experienceId`, hashing as ``BucketValue/of(experienceId:visitorId:seed:)``.
     @inlinable
     public func variation(experienceId: String, visitorId: String, seed: UInt32 = 9999) -> String? {

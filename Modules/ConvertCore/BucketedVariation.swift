@@ -2,12 +2,14 @@ import ConvertModel
 
 /// The variation a visitor sees in an experience.
 public struct BucketedVariation: Sendable, Hashable {
+    /// The experience decided.
+    public let experience: Experience
     /// The experience's id.
-    public let experienceId: String
+    public var experienceId: String { experience.id }
     /// The experience's key.
-    public let experienceKey: String
+    public var experienceKey: String { experience.key }
     /// The experience's name.
-    public let experienceName: String?
+    public var experienceName: String? { experience.name }
     /// The variation itself: id, key, name, changes.
     public let variation: Variation
     /// Whether this came from the visitor's stored decision rather than fresh bucketing.

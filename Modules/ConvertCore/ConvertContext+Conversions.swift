@@ -1,3 +1,4 @@
+import ConvertStorage
 import ConvertEvents
 import ConvertModel
 import ConvertRules
@@ -40,9 +41,9 @@ extension ConvertContext {
             core.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
         }
-        let storeKey = installed.storeKey(visitorId)
-        let (first, data) = core.ports.visitorStore.update(storeKey) { data in
-            (data.goals.insert(goal.id).inserted, data)
+        let goalId = InternedId(goal.id)
+        let (first, data) = core.ports.visitorStore.update(storeKey(installed)) { data in
+            (data.insertGoal(goalId), data)
         }
         let sendTransaction = goalData.map { !$0.isEmpty } == true && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }

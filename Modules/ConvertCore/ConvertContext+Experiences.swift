@@ -21,8 +21,8 @@ extension ConvertContext {
     public func runExperiences(enableTracking: Bool = true) async -> [BucketedVariation] {
         guard let installed = installedConfig(for: "runExperiences") else { return [] }
         let snapshot = self.snapshot
-        return installed.config.experiences.compactMap {
-            decide(experience: $0, installed, snapshot, enableTracking: enableTracking)
+        return installed.config.experiences.indices.compactMap {
+            decide(position: $0, installed, snapshot, enableTracking: enableTracking)
         }
     }
 
@@ -33,11 +33,12 @@ extension ConvertContext {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
                                  reason: .notReady, variationId: nil, variationKey: nil)
         }
-        guard let experience = installed.config.experience(key: key) else {
+        guard let position = installed.config.experienceIndex(key: key) else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
                                  steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
                                  variationId: nil, variationKey: nil)
         }
+        let experience = installed.config.experiences[position]
         let snapshot = self.snapshot
         if let forced = previewVariation(experience, snapshot) {
             return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId,
@@ -45,7 +46,7 @@ extension ConvertContext {
                                  variationId: forced.id, variationKey: forced.key)
         }
         var tracer = RecordingTracer()
-        let decision = DecisionEngine.decide(experience, input(installed, snapshot), tracer: &tracer)
+        let decision = DecisionEngine.decide(position, input(installed, snapshot), tracer: &tracer)
         return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId, steps: tracer.steps,
                              reason: decision.reason, variationId: decision.variation?.id,
                              variationKey: decision.variation?.key)
@@ -62,19 +63,24 @@ extension ConvertContext {
     }
 
     func input(_ installed: InstalledConfig, _ snapshot: Snapshot) -> DecisionInput {
-        let key = installed.storeKey(visitorId)
-        return DecisionInput(config: installed.config, environment: installed.environment, visitorId: visitorId,
-                             storeKey: key, stored: core.ports.visitorStore.data(for: key) ?? VisitorData(),
+        let key = storeKey(installed)
+        return DecisionInput(installed: installed, visitorId: visitorId, key: key,
+                             stored: core.ports.visitorStore.data(for: key) ?? VisitorData(),
                              attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
                              hashSeed: core.configuration.hashSeed)
     }
 
+    /// This visitor's key in the visitor store.
+    func storeKey(_ installed: InstalledConfig) -> VisitorKey {
+        installed.visitorKey(visitorId, visitorHash: visitorHash)
+    }
+
     func decide(key: String, _ installed: InstalledConfig, _ snapshot: Snapshot, enableTracking: Bool) -> BucketedVariation? {
-        guard let experience = installed.config.experience(key: key) else {
+        guard let position = installed.config.experienceIndex(key: key) else {
             core.log.warn("no experience has the key \"\(key)\"")
             return nil
         }
-        return decide(experience: experience, installed, snapshot, enableTracking: enableTracking)
+        return decide(position: position, installed, snapshot, enableTracking: enableTracking)
     }
 
     private func previewVariation(_ experience: Experience, _ snapshot: Snapshot) -> Variation? {
@@ -82,32 +88,33 @@ extension ConvertContext {
         return experience.variation(id: preview.variationId)
     }
 
-    func decide(experience: Experience, _ installed: InstalledConfig, _ snapshot: Snapshot,
+    func decide(position: Int, _ installed: InstalledConfig, _ snapshot: Snapshot,
                 enableTracking: Bool) -> BucketedVariation? {
+        let experience = installed.config.experiences[position]
         if let forced = previewVariation(experience, snapshot) {
-            return BucketedVariation(experienceId: experience.id, experienceKey: experience.key,
-                                     experienceName: experience.name, variation: forced, isStored: false, isPreview: true)
+            return BucketedVariation(experience: experience, variation: forced, isStored: false, isPreview: true)
         }
         var tracer = SilentTracer()
         let input = input(installed, snapshot)
-        let decision = DecisionEngine.decide(experience, input, tracer: &tracer)
+        let decision = DecisionEngine.decide(position, input, tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
             core.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
         let quiet = snapshot.preview != nil
         var variation = decision.variation
         if !quiet {
-            variation = record(decision, experience, installed, input, enableTracking: enableTracking)
+            variation = record(decision, position, installed, input, enableTracking: enableTracking)
         }
         guard let variation else { return nil }
-        return BucketedVariation(experienceId: experience.id, experienceKey: experience.key, experienceName: experience.name,
-                                 variation: variation, isStored: !decision.isNew, isPreview: false)
+        return BucketedVariation(experience: experience, variation: variation, isStored: !decision.isNew, isPreview: false)
     }
 
     /// Stores, tracks and announces what a decision found; returns the variation that holds
     /// (a concurrent decision for the same visitor may have stored first).
-    private func record(_ decision: ExperienceDecision, _ experience: Experience, _ installed: InstalledConfig,
+    private func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
                         _ input: DecisionInput, enableTracking: Bool) -> Variation? {
+        let experience = installed.config.experiences[position]
+        let ids = installed.experienceIds[position]
         let events = core.events
         if decision.matchedAudiences != 0 {
             events.fire(.audiences, .audiences(AudiencesPayload(
@@ -116,55 +123,57 @@ extension ConvertContext {
                     .map { installed.config.audiences[$0].id })))
         }
         let locations = installed.config.locations
-        func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
-        var locationChanges = false
+        let locationKeys = installed.locationKeys
+        let locationIndexes = experience.locationIndexes
+        var matched: UInt64 = 0, unmatched: UInt64 = 0
         if decision.locationsEvaluated {
-            let stored = input.stored.locations
-            for (position, index) in experience.locationIndexes.enumerated() where position < 64 {
-                let bit: UInt64 = 1 << UInt64(position)
-                if decision.matchedLocations & bit != 0, !stored.contains(locationKey(index)) { locationChanges = true }
-                if decision.unmatchedLocations & bit != 0, !stored.isEmpty, stored.contains(locationKey(index)) {
-                    locationChanges = true
-                }
+            // Only changes against the stored set reach the store.
+            let stored = input.stored
+            for (bitPosition, index) in locationIndexes.enumerated() where bitPosition < 64 {
+                let bit: UInt64 = 1 << UInt64(bitPosition)
+                let known = stored.containsLocation(locationKeys[index])
+                if decision.matchedLocations & bit != 0, !known { matched |= bit }
+                if decision.unmatchedLocations & bit != 0, known { unmatched |= bit }
             }
         }
-        guard decision.isNew || locationChanges else { return decision.variation }
-        let matched = decision.locationsEvaluated ? Self.positions(decision.matchedLocations, in: experience.locationIndexes) : []
-        let unmatched = decision.locationsEvaluated ? Self.positions(decision.unmatchedLocations, in: experience.locationIndexes) : []
+        guard decision.isNew || matched | unmatched != 0 else { return decision.variation }
 
-        let outcome = core.ports.visitorStore.update(input.storeKey) { data -> (Variation?, Bool, [Int], [Int], VisitorSegments) in
-            var activated: [Int] = [], deactivated: [Int] = []
-            for index in matched where data.locations.insert(locationKey(index)).inserted {
-                activated.append(index)
+        let outcome = core.ports.visitorStore.update(input.key) { data -> (Variation?, Bool, UInt64, UInt64, VisitorSegments?) in
+            if data.isEmpty { data.reserve(extra: 2 + matched.nonzeroBitCount) }
+            var activated: UInt64 = 0, deactivated: UInt64 = 0
+            for (bitPosition, index) in locationIndexes.enumerated() where bitPosition < 64 {
+                let bit: UInt64 = 1 << UInt64(bitPosition)
+                if matched & bit != 0, data.insertLocation(locationKeys[index]) { activated |= bit }
+                if unmatched & bit != 0, data.removeLocation(locationKeys[index]) { deactivated |= bit }
             }
-            for index in unmatched where data.locations.remove(locationKey(index)) != nil {
-                deactivated.append(index)
+            guard decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex else {
+                return (decision.variation, false, activated, deactivated, data.storedSegments)
             }
-            guard decision.isNew, let fresh = decision.variation else {
-                return (decision.variation, false, activated, deactivated, data.segments)
+            if let existing = data.variation(forExperience: ids.id), existing != input.stored.variation(forExperience: ids.id),
+               let kept = ids.variationIndex(of: existing) {
+                return (experience.variations[kept], false, activated, deactivated, data.storedSegments)
             }
-            if let existing = data.bucketing[experience.id], let kept = experience.variation(id: existing),
-               existing != input.stored.bucketing[experience.id] {
-                return (kept, false, activated, deactivated, data.segments)
-            }
-            data.bucketing[experience.id] = fresh.id
-            return (fresh, true, activated, deactivated, data.segments)
+            data.setVariation(ids.variations[freshIndex], forExperience: ids.id)
+            return (fresh, true, activated, deactivated, data.storedSegments)
         }
         let (variation, isNew, activated, deactivated, segments) = outcome
-        for index in activated {
-            events.fire(.locationActivated, .locationActivated(LocationActivatedPayload(
-                visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
-                properties: input.locationProperties.mapValues(\.javaScriptString))))
-        }
-        for index in deactivated {
-            events.fire(.locationDeactivated, .locationDeactivated(LocationDeactivatedPayload(
-                visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index))))
+        if activated | deactivated != 0 {
+            func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
+            for index in Self.positions(activated, in: locationIndexes) {
+                events.fire(.locationActivated, .locationActivated(LocationActivatedPayload(
+                    visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
+                    properties: input.locationProperties.mapValues(\.javaScriptString))))
+            }
+            for index in Self.positions(deactivated, in: locationIndexes) {
+                events.fire(.locationDeactivated, .locationDeactivated(LocationDeactivatedPayload(
+                    visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index))))
+            }
         }
         if isNew, let variation {
             if enableTracking && core.isTrackingEnabled {
                 core.ports.trackingSink.enqueue(TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
-                    segments: segments.isEmpty ? nil : segments,
+                    segments: segments,
                     payload: .bucketing(experienceId: experience.id, variationId: variation.id)))
             }
             events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: experience.id,

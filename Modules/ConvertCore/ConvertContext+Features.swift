@@ -49,7 +49,7 @@ extension ConvertContext {
             if let cached = decided[index] {
                 variation = cached
             } else {
-                variation = decide(experience: experience, installed, snapshot, enableTracking: enableTracking)
+                variation = decide(position: index, installed, snapshot, enableTracking: enableTracking)
                 decided[index] = .some(variation)
             }
             guard let variation, let change = variation.variation.featureChange(featureId: feature.id) else { continue }

@@ -45,7 +45,7 @@ extension ConvertContext {
     /// The visitor's stored segments.
     public func segments() async -> VisitorSegments {
         guard let installed = core.current else { return VisitorSegments() }
-        return core.ports.visitorStore.data(for: installed.storeKey(visitorId))?.segments
+        return core.ports.visitorStore.data(for: storeKey(installed))?.segments
             ?? VisitorSegments()
     }
 
@@ -55,7 +55,7 @@ extension ConvertContext {
             core.log.debug("\(call): previewing, nothing stored")
             return
         }
-        let key = installed.storeKey(visitorId)
+        let key = storeKey(installed)
         let updated: VisitorSegments? = core.ports.visitorStore.update(key) { data in
             let next = change(data.segments)
             guard next != data.segments else { return nil }

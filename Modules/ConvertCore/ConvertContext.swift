@@ -1,7 +1,9 @@
 import ConvertEvents
+import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
+import ConvertSupport
 import Foundation
 
 /// One visitor's view of the SDK: decisions, features, conversions and segments for that visitor.
@@ -9,14 +11,18 @@ import Foundation
 /// Contexts are cheap: create one per request or per screen. All of them share the SDK's
 /// config and visitor store, so decisions stay sticky across contexts for the same visitor.
 public final class ConvertContext: @unchecked Sendable {
-    // `attributes`, `locationProperties` and `preview` are guarded by `lock`.
-    private let lock = NSLock()
+    // `attributes`, `locationProperties` and `preview` are guarded by `lock` (a shared stripe:
+    // contexts are created per request, and a lock of their own would cost allocations).
+    private var lock: ContextLock { ContextLock(hash: visitorHash) }
     let core: SDKCore
     /// The visitor this context decides for.
     public let visitorId: String
     private var attributes: [String: JSONValue]
     private var locationProperties: [String: JSONValue] = [:]
     private var preview: PreviewTarget?
+
+    /// `KeyHash.hash64(visitorId)`, computed once for every store lookup this context makes.
+    let visitorHash: UInt64
 
     /// Why the visitor id cannot be used (empty, blank, or longer than ``maximumVisitorIdBytes``);
     /// such a context degrades every call (no variation, disabled features, nothing tracked).
@@ -29,7 +35,8 @@ public final class ConvertContext: @unchecked Sendable {
         self.core = core
         self.visitorId = visitorId
         self.attributes = attributes
-        if visitorId.allSatisfy({ $0.isWhitespace }) {
+        visitorHash = KeyHash.hash64(visitorId)
+        if Self.isBlank(visitorId) {
             visitorIdProblem = "the visitor id is empty"
         } else if visitorId.utf8.count > Self.maximumVisitorIdBytes {
             visitorIdProblem = "the visitor id is longer than \(Self.maximumVisitorIdBytes) bytes"
@@ -40,6 +47,18 @@ public final class ConvertContext: @unchecked Sendable {
         if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
             preview = PreviewTarget(parsing: raw)
         }
+    }
+
+    /// Whether `id` is empty or only whitespace; an ASCII non-space byte settles it at once.
+    private static func isBlank(_ id: String) -> Bool {
+        for byte in id.utf8 {
+            if byte < 0x80 {
+                if byte != 0x20 && !(0x09...0x0D).contains(byte) { return false }
+            } else {
+                return id.allSatisfy(\.isWhitespace)
+            }
+        }
+        return true
     }
 
     /// The visitor id as logs show it: at most 64 characters.
@@ -94,6 +113,16 @@ public final class ConvertContext: @unchecked Sendable {
 
     var snapshot: Snapshot {
         lock.withLock { Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview) }
+    }
+}
+
+/// The stripe of `LockStripes.shared` guarding one context.
+struct ContextLock {
+    let hash: UInt64
+
+    @inline(__always)
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try LockStripes.shared.withLock(hash, body)
     }
 }
 

@@ -5,10 +5,10 @@ import ConvertStorage
 
 /// Everything one experience decision reads.
 struct DecisionInput {
-    let config: ProjectConfig
-    let environment: String
+    let installed: InstalledConfig
+    var config: ProjectConfig { installed.config }
     let visitorId: String
-    let storeKey: String
+    let key: VisitorKey
     let stored: VisitorData
     let attributes: [String: JSONValue]
     let locationProperties: [String: JSONValue]
@@ -19,6 +19,8 @@ struct DecisionInput {
 struct ExperienceDecision {
     var reason: DecisionReason
     var variation: Variation?
+    /// The index of ``variation`` in the experience's variations.
+    var variationIndex: Int?
     /// True when the variation is new and must be stored and tracked.
     var isNew = false
     /// Positions in `experience.locationIndexes` whose rules matched / did not match, as bits
@@ -37,17 +39,20 @@ struct ExperienceDecision {
 /// audiences, segments, bucketing. It reads its input and reports; the caller stores, tracks
 /// and announces.
 enum DecisionEngine {
-    static func decide<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput, tracer: inout T) -> ExperienceDecision {
-        let config = input.config
-        if config.isArchived(experienceId: experience.id) {
+    static func decide<T: DecisionTracer>(_ position: Int, _ input: DecisionInput, tracer: inout T) -> ExperienceDecision {
+        let installed = input.installed
+        let experience = installed.config.experiences[position]
+        let ids = installed.experienceIds[position]
+        if ids.archived {
             tracer.record(.archived)
             return ExperienceDecision(reason: .archived)
         }
-        if let env = experience.environment, env != input.environment {
-            tracer.record(.environmentMismatch(experience: env, sdk: input.environment))
+        if let env = experience.environment, env != installed.environment {
+            tracer.record(.environmentMismatch(experience: env, sdk: installed.environment))
             return ExperienceDecision(reason: .environmentMismatch)
         }
-        let stored = input.stored.bucketing[experience.id].flatMap { experience.variation(id: $0) }
+        let storedIndex = input.stored.variation(forExperience: ids.id).flatMap(ids.variationIndex)
+        let stored = storedIndex.map { experience.variations[$0] }
         tracer.record(.storedDecision(variationId: stored?.id))
         var decision = ExperienceDecision(reason: .notBucketed)
 
@@ -60,7 +65,7 @@ enum DecisionEngine {
             return decision
         }
         if !experience.segmentIds.isEmpty {
-            let visitorSegments = input.stored.segments.customSegments ?? []
+            let visitorSegments = input.stored.storedSegments?.customSegments ?? []
             let matched = experience.segmentIds.contains(where: visitorSegments.contains)
             tracer.record(.segments(required: experience.segmentIds, visitor: visitorSegments, matched: matched))
             guard matched else {
@@ -71,16 +76,18 @@ enum DecisionEngine {
         if let stored {
             decision.reason = .storedDecision
             decision.variation = stored
+            decision.variationIndex = storedIndex
             return decision
         }
         let value = BucketValue.of(experienceId: experience.id, visitorId: input.visitorId, seed: input.hashSeed)
-        let variationId = experience.bucketTable.variation(forValue: value)
-        tracer.record(.bucket(value: value, ranges: experience.bucketTable.ranges, variationId: variationId))
-        guard let variationId, let variation = experience.variation(id: variationId) else {
-            return decision
-        }
+        let range = experience.bucketTable.rangeIndex(forValue: value)
+        tracer.record(.bucket(value: value, ranges: experience.bucketTable.ranges,
+                              variationId: range.map { experience.bucketTable.ranges[$0].variationId }))
+        guard let range, ids.rangeVariations[range] >= 0 else { return decision }
+        let variation = experience.variations[ids.rangeVariations[range]]
         decision.reason = .bucketed
         decision.variation = variation
+        decision.variationIndex = ids.rangeVariations[range]
         decision.isNew = true
         return decision
     }
@@ -96,11 +103,17 @@ enum DecisionEngine {
             var anyMatched = false, allMatched = true
             for (position, index) in experience.locationIndexes.enumerated() {
                 let location = input.config.locations[index]
-                let outcome = location.rules?.evaluate(input.locationProperties)
-                    ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
-                tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
+                let matched: Bool
+                if T.recordsSteps {
+                    let outcome = location.rules?.evaluate(input.locationProperties)
+                        ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
+                    tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
+                    matched = outcome.matched
+                } else {
+                    matched = location.rules?.matches(input.locationProperties) ?? false
+                }
                 let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
-                if outcome.matched {
+                if matched {
                     anyMatched = true
                     decision.matchedLocations |= bit
                 } else {
@@ -122,8 +135,8 @@ enum DecisionEngine {
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
         guard !experience.audienceIndexes.isEmpty else { return true }
         var data = input.attributes
-        if !input.stored.segments.isEmpty {
-            data.merge(input.stored.segments.ruleData) { _, segment in segment }
+        if let segments = input.stored.storedSegments {
+            data.merge(segments.ruleData) { _, segment in segment }
         }
         var checked = 0, matched = 0
         for (position, index) in experience.audienceIndexes.enumerated() {
@@ -135,16 +148,24 @@ enum DecisionEngine {
             }
             checked += 1
             var unresolved: String?
-            let outcome = audience.rules?.evaluate(data) { key in
-                guard let target = input.config.experience(key: key) else {
+            let membership = { (key: String) -> Bool? in
+                guard let target = input.config.experienceIndex(key: key) else {
                     unresolved = key
                     return nil
                 }
-                return input.stored.bucketing[target.id] != nil
-            } ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
+                return input.stored.hasVariation(forExperience: input.installed.experienceIds[target].id)
+            }
+            let audienceMatched: Bool
+            if T.recordsSteps {
+                let outcome = audience.rules?.evaluate(data, membership: membership)
+                    ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
+                tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
+                audienceMatched = outcome.matched
+            } else {
+                audienceMatched = audience.rules?.matches(data, membership: membership) ?? false
+            }
             if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
-            tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
-            if outcome.matched {
+            if audienceMatched {
                 matched += 1
                 if position < 64 { decision.matchedAudiences |= 1 << UInt64(position) }
             }

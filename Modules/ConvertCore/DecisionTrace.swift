@@ -62,14 +62,18 @@ public struct DecisionTrace: Sendable, Hashable {
 
 /// Receives each check as the decision is made; the production path uses ``SilentTracer``.
 protocol DecisionTracer {
+    /// Whether steps are kept; when not, rules are evaluated without building outcomes.
+    static var recordsSteps: Bool { get }
     mutating func record(_ step: @autoclosure () -> DecisionStep)
 }
 
 struct SilentTracer: DecisionTracer {
+    static var recordsSteps: Bool { false }
     @inline(__always) mutating func record(_ step: @autoclosure () -> DecisionStep) {}
 }
 
 struct RecordingTracer: DecisionTracer {
+    static var recordsSteps: Bool { true }
     var steps: [DecisionStep] = []
     mutating func record(_ step: @autoclosure () -> DecisionStep) { steps.append(step()) }
 }

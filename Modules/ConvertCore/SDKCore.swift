@@ -1,4 +1,5 @@
 import ConvertEvents
+import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
@@ -14,19 +15,67 @@ final class InstalledConfig: Sendable {
     let fingerprint: JSONValue
     /// The bytes the config was decoded from, so a byte-identical re-fetch is not decoded again.
     let bytes: Data
-    /// `"{accountId}-{projectId}-"`, the store-key prefix of every visitor.
-    let storeKeyPrefix: String
+    /// `"{accountId}-{projectId}"`, the namespace of every visitor key, and its hash.
+    let namespace: String
+    let namespaceHash: UInt64
+    /// Interned ids of each experience, parallel to `config.experiences`.
+    let experienceIds: [ExperienceIds]
+    /// Interned keys (the id when a location has no key) of `config.locations`.
+    let locationKeys: [InternedId]
 
     init(config: ProjectConfig, environment: String, fingerprint: JSONValue, bytes: Data) {
         self.config = config
         self.environment = environment
         self.fingerprint = fingerprint
         self.bytes = bytes
-        storeKeyPrefix = VisitorData.storeKey(accountId: config.accountId, projectId: config.project.id, visitorId: "")
+        namespace = "\(config.accountId)-\(config.project.id)"
+        namespaceHash = KeyHash.hash64(namespace)
+        var strings: [String] = []
+        for experience in config.experiences {
+            strings.append(experience.id)
+            strings += experience.variations.map(\.id)
+        }
+        strings += config.locations.map { $0.key ?? $0.id }
+        var interned = IdPool.shared.intern(strings)[...]
+        experienceIds = config.experiences.map { experience in
+            let id = interned.removeFirst()
+            let variations = Array(interned.prefix(experience.variations.count))
+            interned = interned.dropFirst(experience.variations.count)
+            return ExperienceIds(experience, id: id, variations: variations,
+                                 archived: config.isArchived(experienceId: experience.id))
+        }
+        locationKeys = Array(interned)
     }
 
-    /// The store key of a visitor.
-    func storeKey(_ visitorId: String) -> String { storeKeyPrefix + visitorId }
+    /// The store key of a visitor whose id hashes (`KeyHash.hash64`) to `visitorHash`.
+    func visitorKey(_ visitorId: String, visitorHash: UInt64) -> VisitorKey {
+        VisitorKey(namespace: namespace, namespaceHash: namespaceHash, visitorId: visitorId, visitorHash: visitorHash)
+    }
+}
+
+/// An experience's ids as visitor records hold them.
+struct ExperienceIds: Sendable {
+    let id: InternedId
+    /// Parallel to `experience.variations`.
+    let variations: [InternedId]
+    /// For each bucket range, the index of its variation in `experience.variations` (-1: none).
+    let rangeVariations: [Int]
+    let archived: Bool
+
+    init(_ experience: Experience, id: InternedId, variations: [InternedId], archived: Bool) {
+        self.id = id
+        self.variations = variations
+        self.archived = archived
+        let all = experience.variations
+        rangeVariations = experience.bucketTable.ranges.map { range in
+            all.firstIndex { $0.id == range.variationId } ?? -1
+        }
+    }
+
+    /// The index in `experience.variations` of the variation with this interned id.
+    func variationIndex(of variation: InternedId) -> Int? {
+        variations.firstIndex(of: variation)
+    }
 }
 
 /// The state every context shares: config, readiness, ports, tracking switch.

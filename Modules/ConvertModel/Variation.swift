@@ -2,24 +2,54 @@ import ConvertRules
 
 /// One arm of an experience.
 public struct Variation: Sendable, Hashable {
-    public let id: String
-    public let key: String?
-    public let name: String?
+    // One shared immutable box: copying a variation (into every decision result) is one retain.
+    private final class Storage: Sendable {
+        let id: String
+        let key: String?
+        let name: String?
+        let status: String?
+        let trafficAllocation: Double?
+        let changes: [VariationChange]
+
+        init(id: String, key: String?, name: String?, status: String?, trafficAllocation: Double?,
+             changes: [VariationChange]) {
+            self.id = id
+            self.key = key
+            self.name = name
+            self.status = status
+            self.trafficAllocation = trafficAllocation
+            self.changes = changes
+        }
+    }
+
+    private let storage: Storage
+
+    public var id: String { storage.id }
+    public var key: String? { storage.key }
+    public var name: String? { storage.name }
     /// `status` as written; absent or `"running"` means the arm takes traffic.
-    public let status: String?
+    public var status: String? { storage.status }
     /// The traffic share in percent; `nil` when absent or unreadable (bucketing then uses 100).
-    public let trafficAllocation: Double?
+    public var trafficAllocation: Double? { storage.trafficAllocation }
     /// The changes the arm applies, feature changes among them.
-    public let changes: [VariationChange]
+    public var changes: [VariationChange] { storage.changes }
 
     public init(id: String, key: String? = nil, name: String? = nil, status: String? = nil,
                 trafficAllocation: Double? = nil, changes: [VariationChange] = []) {
-        self.id = id
-        self.key = key
-        self.name = name
-        self.status = status
-        self.trafficAllocation = trafficAllocation
-        self.changes = changes
+        storage = Storage(id: id, key: key, name: name, status: status, trafficAllocation: trafficAllocation,
+                          changes: changes)
+    }
+
+    public static func == (lhs: Variation, rhs: Variation) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.id == rhs.id && lhs.key == rhs.key && lhs.name == rhs.name && lhs.status == rhs.status
+                && lhs.trafficAllocation == rhs.trafficAllocation && lhs.changes == rhs.changes)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(key)
+        hasher.combine(changes)
     }
 
     /// Whether the arm takes traffic.

@@ -101,6 +101,7 @@ public enum JavaScriptNumber {
     /// comma is `"0"`, commas become decimal points (`"0,500"` → 0.5); otherwise commas are
     /// removed (`"1,000"` → 1000). Anything else gives `nil`.
     public static func parseNumeric(_ text: String) -> Double? {
+        if let integer = smallInteger(text) { return integer }
         let bytes = Array(text.utf8)
         guard isNumericShape(bytes) else { return nil }
         var normalized = bytes
@@ -122,6 +123,26 @@ public enum JavaScriptNumber {
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    /// The common case without allocating: up to 15 digits with an optional `-` (exact in a Double).
+    private static func smallInteger(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { bytes -> Double? in
+            var i = 0
+            let negative = bytes.first == UInt8(ascii: "-")
+            if negative { i = 1 }
+            let digits = bytes.count - i
+            guard digits > 0, digits <= 15 else { return nil }
+            var value: Int64 = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                guard isDigit(b) else { return nil }
+                value = value * 10 + Int64(b - 0x30)
+                i += 1
+            }
+            return negative ? -Double(value) : Double(value)
+        }
+    }
 
     private static func isNumericShape(_ b: [UInt8]) -> Bool {
         var i = 0

@@ -18,7 +18,10 @@ public enum LeafVerdict: Sendable, Hashable {
     case invalidPattern
 
     /// Whether the leaf counts as matched.
-    public var isMatch: Bool { self == .matched }
+    public var isMatch: Bool {
+        if case .matched = self { return true }
+        return false
+    }
 }
 
 /// The result of evaluating a ``RuleSet``, with the leaf that decided it.

@@ -5,8 +5,28 @@ extension RuleSet {
     ///   - data: the visitor's values by key (case-sensitive keys).
     ///   - membership: resolves a mutual-exclusion leaf: whether the visitor is bucketed into the
     ///     experience with this key, `nil` when no such experience exists.
+    ///
+    /// Equal to `evaluate(data, membership:).matched`, without recording which leaf decided.
     public func matches(_ data: [String: JSONValue], membership: (String) -> Bool? = { _ in nil }) -> Bool {
-        evaluate(data, membership: membership).matched
+        if let location = membershipLeaf, let leaf = self[location] {
+            return leaf.evaluateMembership(membership).isMatch
+        }
+        for groups in blocks where !groups.isEmpty {
+            var blockHolds = true
+            for leaves in groups {
+                var groupHolds = false
+                for leaf in leaves where leaf.holds(data) {
+                    groupHolds = true
+                    break
+                }
+                if !groupHolds {
+                    blockHolds = false
+                    break
+                }
+            }
+            if blockHolds { return true }
+        }
+        return false
     }
 
     /// Evaluates the rule set and reports which leaf decided.
@@ -59,13 +79,34 @@ extension RuleLeaf {
         if let invalidReason { return .invalidLeaf(invalidReason) }
         guard let matchType else { return .unknownMatchType(matchTypeName ?? "") }
         if data.isEmpty { return .emptyData }
-        let found = key.flatMap { data[$0] }
+        let found = key.flatMap { Self.lookup($0, in: data) }
         if matchType.judgesPresence {
             let present = found.map(Self.isPresent) ?? false
             return verdict(matchType == .exists ? present : !present)
         }
         guard let visitor = found else { return .missingKey }
         return compare(visitor, matchType)
+    }
+
+    /// Whether the leaf holds for `data`: `evaluate(data).isMatch` without building a verdict.
+    func holds(_ data: [String: JSONValue]) -> Bool {
+        let s = storage
+        guard s.invalidReason == nil, let matchType = s.matchType, !data.isEmpty else { return false }
+        let found = s.key.flatMap { Self.lookup($0, in: data) }
+        if matchType.judgesPresence {
+            let present = found.map(Self.isPresent) ?? false
+            return (matchType == .exists ? present : !present) != s.negated
+        }
+        guard let visitor = found else { return false }
+        return compare(visitor, matchType).isMatch
+    }
+
+    /// `data[key]`; small maps are scanned, which beats hashing the key.
+    @inline(__always)
+    private static func lookup(_ key: String, in data: [String: JSONValue]) -> JSONValue? {
+        guard data.count <= 4 else { return data[key] }
+        for (candidate, value) in data where candidate == key { return value }
+        return nil
     }
 
     /// Evaluates this leaf as a mutual-exclusion leaf against a membership resolver; an

@@ -4,12 +4,16 @@ import Foundation
 enum Text {
     /// `lower(a) == loweredB`, without allocating when `a` is ASCII.
     static func lowercasedEquals(_ a: String, _ loweredB: String) -> Bool {
-        var a = a
-        let ascii: Bool? = a.withUTF8 { bytes in
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            guard bytes.count == loweredB.utf8.count else { return false }
-            return zip(bytes, loweredB.utf8).allSatisfy { x, y in
-                (x >= 0x41 && x <= 0x5A ? x | 0x20 : x) == y
+        var a = a, b = loweredB
+        let ascii: Bool? = a.withUTF8 { x in
+            b.withUTF8 { y in
+                for byte in x where byte >= 0x80 { return nil }
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count {
+                    let byte = x[i]
+                    if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != y[i] { return false }
+                }
+                return true
             }
         }
         return ascii ?? a.lowercased().utf8.elementsEqual(loweredB.utf8)

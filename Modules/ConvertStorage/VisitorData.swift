@@ -1,20 +1,19 @@
+import ConvertHashing
 import ConvertModel
 
 /// What the SDK remembers about one visitor.
+///
+/// A compact value: sticky decisions, converted goals and matched locations live in one small
+/// buffer of interned ids (a few dozen bytes per visitor instead of three hash tables); the
+/// dictionary and set views below convert on access.
 public struct VisitorData: Sendable, Hashable, Codable {
-    /// Sticky decisions: experience id → variation id.
-    public var bucketing: [String: String]
-    /// Goal ids already converted (dedup).
-    public var goals: Set<String>
-    /// Report segments, custom segments among them.
-    public var segments: VisitorSegments {
-        get { segmentsBox?.value ?? VisitorSegments() }
-        set { segmentsBox = newValue.isEmpty ? nil : SegmentsBox(newValue) }
-    }
-    /// Keys of the locations the visitor currently matches.
-    public var locations: Set<String>
+    // Empty, or [pair count, goal count, location count, (experience, variation) pairs…,
+    // goals…, locations…], each section sorted by interned id so equal data has equal words.
+    private var words: ContiguousArray<UInt32> = []
     // Most visitors have no segments: keeping them out of line saves ~90 bytes per visitor.
     private var segmentsBox: SegmentsBox?
+
+    private static let header = 3
 
     public init(bucketing: [String: String] = [:], goals: Set<String> = [], segments: VisitorSegments = VisitorSegments(),
                 locations: Set<String> = []) {
@@ -23,6 +22,202 @@ public struct VisitorData: Sendable, Hashable, Codable {
         self.locations = locations
         self.segments = segments
     }
+
+    /// Sticky decisions: experience id → variation id.
+    public var bucketing: [String: String] {
+        get {
+            var out: [String: String] = [:]
+            forEachDecision { out[$0.string] = $1.string }
+            return out
+        }
+        set {
+            for experience in decisionExperiences { removeVariation(forExperience: experience) }
+            for (experience, variation) in newValue {
+                setVariation(InternedId(variation), forExperience: InternedId(experience))
+            }
+        }
+    }
+
+    /// Goal ids already converted (dedup).
+    public var goals: Set<String> {
+        get { Set(section(1).map { InternedId(raw: $0).string }) }
+        set { replaceSection(1, with: newValue) }
+    }
+
+    /// Keys of the locations the visitor currently matches.
+    public var locations: Set<String> {
+        get { Set(section(2).map { InternedId(raw: $0).string }) }
+        set { replaceSection(2, with: newValue) }
+    }
+
+    /// Report segments, custom segments among them.
+    public var segments: VisitorSegments {
+        get { segmentsBox?.value ?? VisitorSegments() }
+        set { segmentsBox = newValue.isEmpty ? nil : SegmentsBox(newValue) }
+    }
+
+    /// The segments, or `nil` when none are stored (without building an empty value).
+    package var storedSegments: VisitorSegments? { segmentsBox?.value }
+
+    /// The variation id stored for an experience id.
+    public func variationId(forExperienceId experienceId: String) -> String? {
+        guard let experience = IdPool.shared.existing(experienceId) else { return nil }
+        return variation(forExperience: experience)?.string
+    }
+
+    /// Whether the goal with this id was already converted.
+    public func hasConverted(goalId: String) -> Bool {
+        IdPool.shared.existing(goalId).map(containsGoal) ?? false
+    }
+
+    /// Whether nothing is remembered.
+    public var isEmpty: Bool { words.isEmpty && segmentsBox == nil }
+
+    /// The store key of a visitor: `"{accountId}-{projectId}-{visitorId}"`.
+    public static func storeKey(accountId: String, projectId: String, visitorId: String) -> String {
+        "\(accountId)-\(projectId)-\(visitorId)"
+    }
+
+    // MARK: Interned access (the decision path)
+
+    private func count(_ section: Int) -> Int { words.isEmpty ? 0 : Int(words[section]) }
+
+    private func start(_ section: Int) -> Int {
+        switch section {
+        case 0: return Self.header
+        case 1: return Self.header + 2 * count(0)
+        default: return Self.header + 2 * count(0) + count(1)
+        }
+    }
+
+    private func section(_ section: Int) -> ArraySlice<UInt32> {
+        guard !words.isEmpty else { return [] }
+        let from = start(section)
+        return words[from..<(from + count(section))]
+    }
+
+    package func variation(forExperience experience: InternedId) -> InternedId? {
+        let pairs = count(0)
+        var i = Self.header
+        for _ in 0..<pairs {
+            if words[i] == experience.raw { return InternedId(raw: words[i + 1]) }
+            i += 2
+        }
+        return nil
+    }
+
+    package func hasVariation(forExperience experience: InternedId) -> Bool {
+        variation(forExperience: experience) != nil
+    }
+
+    package func forEachDecision(_ body: (InternedId, InternedId) -> Void) {
+        var i = Self.header
+        for _ in 0..<count(0) {
+            body(InternedId(raw: words[i]), InternedId(raw: words[i + 1]))
+            i += 2
+        }
+    }
+
+    private var decisionExperiences: [InternedId] {
+        var out: [InternedId] = []
+        forEachDecision { experience, _ in out.append(experience) }
+        return out
+    }
+
+    package mutating func setVariation(_ variation: InternedId, forExperience experience: InternedId) {
+        reserveHeader(extra: 2)
+        var i = Self.header
+        let end = Self.header + 2 * count(0)
+        while i < end, words[i] < experience.raw { i += 2 }
+        if i < end, words[i] == experience.raw {
+            words[i + 1] = variation.raw
+            return
+        }
+        words.insert(contentsOf: [experience.raw, variation.raw], at: i)
+        words[0] += 1
+    }
+
+    package mutating func removeVariation(forExperience experience: InternedId) {
+        var i = Self.header
+        for _ in 0..<count(0) {
+            if words[i] == experience.raw {
+                words.removeSubrange(i..<(i + 2))
+                words[0] -= 1
+                dropEmptyHeader()
+                return
+            }
+            i += 2
+        }
+    }
+
+    package func containsGoal(_ goal: InternedId) -> Bool { contains(goal, in: 1) }
+    package func containsLocation(_ location: InternedId) -> Bool { contains(location, in: 2) }
+    package var hasLocations: Bool { count(2) > 0 }
+
+    @discardableResult
+    package mutating func insertGoal(_ goal: InternedId) -> Bool { insert(goal, in: 1) }
+    @discardableResult
+    package mutating func insertLocation(_ location: InternedId) -> Bool { insert(location, in: 2) }
+    @discardableResult
+    package mutating func removeLocation(_ location: InternedId) -> Bool { remove(location, in: 2) }
+
+    /// Makes room for `extra` more words at once (one allocation for a new visitor's record).
+    package mutating func reserve(extra: Int) { reserveHeader(extra: extra) }
+
+    private func contains(_ id: InternedId, in section: Int) -> Bool {
+        guard !words.isEmpty else { return false }
+        let from = start(section)
+        for i in from..<(from + count(section)) where words[i] == id.raw { return true }
+        return false
+    }
+
+    private mutating func insert(_ id: InternedId, in section: Int) -> Bool {
+        reserveHeader(extra: 1)
+        let from = start(section), end = from + count(section)
+        var i = from
+        while i < end, words[i] < id.raw { i += 1 }
+        if i < end, words[i] == id.raw { return false }
+        words.insert(id.raw, at: i)
+        words[section] += 1
+        return true
+    }
+
+    private mutating func remove(_ id: InternedId, in section: Int) -> Bool {
+        guard !words.isEmpty else { return false }
+        let from = start(section)
+        for i in from..<(from + count(section)) where words[i] == id.raw {
+            words.remove(at: i)
+            words[section] -= 1
+            dropEmptyHeader()
+            return true
+        }
+        return false
+    }
+
+    private mutating func replaceSection(_ section: Int, with values: Set<String>) {
+        if !words.isEmpty {
+            let from = start(section)
+            words.removeSubrange(from..<(from + count(section)))
+            words[section] = 0
+            dropEmptyHeader()
+        }
+        for value in values { _ = insert(InternedId(value), in: section) }
+    }
+
+    private mutating func reserveHeader(extra: Int) {
+        if words.isEmpty {
+            words.reserveCapacity(Self.header + extra)
+            words.append(contentsOf: [0, 0, 0])
+        } else if words.capacity < words.count + extra {
+            words.reserveCapacity(words.count + extra)
+        }
+    }
+
+    private mutating func dropEmptyHeader() {
+        if words.count == Self.header { words = [] }
+    }
+
+    // MARK: Codable, Equatable
 
     private enum CodingKeys: String, CodingKey {
         case bucketing, goals, segments, locations
@@ -45,23 +240,12 @@ public struct VisitorData: Sendable, Hashable, Codable {
     }
 
     public static func == (lhs: VisitorData, rhs: VisitorData) -> Bool {
-        lhs.bucketing == rhs.bucketing && lhs.goals == rhs.goals && lhs.segments == rhs.segments
-            && lhs.locations == rhs.locations
+        lhs.words == rhs.words && lhs.segments == rhs.segments
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(bucketing)
-        hasher.combine(goals)
+        hasher.combine(words)
         hasher.combine(segments)
-        hasher.combine(locations)
-    }
-
-    /// Whether nothing is remembered.
-    public var isEmpty: Bool { bucketing.isEmpty && goals.isEmpty && segmentsBox == nil && locations.isEmpty }
-
-    /// The store key of a visitor: `"{accountId}-{projectId}-{visitorId}"`.
-    public static func storeKey(accountId: String, projectId: String, visitorId: String) -> String {
-        "\(accountId)-\(projectId)-\(visitorId)"
     }
 }
 
@@ -73,11 +257,11 @@ public struct VisitorData: Sendable, Hashable, Codable {
 /// in memory and O(1); persist behind them (a journal, a write-behind queue).
 public protocol VisitorDataStore: Sendable {
     /// The data stored under `key`, if any.
-    func data(for key: String) -> VisitorData?
+    func data(for key: VisitorKey) -> VisitorData?
     /// Reads, changes and stores the data under `key` in one step; the body sees empty data for
     /// an unknown key. Returns what the body returns.
     @discardableResult
-    func update<Result>(_ key: String, _ body: (inout VisitorData) -> Result) -> Result
+    func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result
     /// Writes pending changes to durable storage; returns how many records were written.
     func flush() async -> Int
 }
@@ -96,4 +280,58 @@ public protocol VisitorIdStore: Sendable {
 private final class SegmentsBox: Sendable {
     let value: VisitorSegments
     init(_ value: VisitorSegments) { self.value = value }
+}
+
+/// Whose data a store entry is: a visitor of one project.
+///
+/// Carries its hash, computed once per visitor, so stores need not hash strings on every
+/// call. ``storeKey`` is the string form (`"{accountId}-{projectId}-{visitorId}"`) for stores
+/// that persist by text.
+public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// `"{accountId}-{projectId}"`.
+    public let namespace: String
+    /// The visitor id.
+    public let visitorId: String
+    /// A per-process hash of the namespace and visitor id (see `KeyHash`); never persist it.
+    public let hashCode: UInt64
+
+    public init(namespace: String, visitorId: String) {
+        self.init(namespace: namespace, namespaceHash: KeyHash.hash64(namespace), visitorId: visitorId,
+                  visitorHash: KeyHash.hash64(visitorId))
+    }
+
+    public init(accountId: String, projectId: String, visitorId: String) {
+        self.init(namespace: "\(accountId)-\(projectId)", visitorId: visitorId)
+    }
+
+    /// Builds a key from hashes already computed with `KeyHash.hash64`.
+    public init(namespace: String, namespaceHash: UInt64, visitorId: String, visitorHash: UInt64) {
+        self.namespace = namespace
+        self.visitorId = visitorId
+        hashCode = KeyHash.combine(namespaceHash, visitorHash)
+    }
+
+    /// Parses a ``storeKey``: the namespace is everything before the second `-`.
+    public init?(storeKey: String) {
+        guard let first = storeKey.firstIndex(of: "-"),
+              let second = storeKey[storeKey.index(after: first)...].firstIndex(of: "-") else { return nil }
+        self.init(namespace: String(storeKey[..<second]), visitorId: String(storeKey[storeKey.index(after: second)...]))
+    }
+
+    /// A key from a ``storeKey`` literal (tests, examples); without two `-`, the whole text is
+    /// the visitor id in an empty namespace.
+    public init(stringLiteral value: String) {
+        self = VisitorKey(storeKey: value) ?? VisitorKey(namespace: "", visitorId: value)
+    }
+
+    /// `"{accountId}-{projectId}-{visitorId}"`.
+    public var storeKey: String { namespace + "-" + visitorId }
+
+    public var description: String { storeKey }
+
+    public static func == (lhs: VisitorKey, rhs: VisitorKey) -> Bool {
+        lhs.hashCode == rhs.hashCode && lhs.visitorId == rhs.visitorId && lhs.namespace == rhs.namespace
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 }

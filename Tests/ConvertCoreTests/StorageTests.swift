@@ -1,5 +1,6 @@
 import ConvertCore
 import ConvertMemory
+import ConvertModel
 import ConvertStorage
 import ConvertSupport
 import ConvertTesting
@@ -88,5 +89,125 @@ enum MemoryVisitorIdStoreFactory {
         #expect(second.sdk.createContext().visitorId == "auto-1")
         #expect(second.sdk.createContext(visitorId: "explicit").visitorId == "explicit")
         #expect(IdentifierSource.uuid.next() != IdentifierSource.uuid.next())
+    }
+}
+
+@Suite struct VisitorTableTests {
+    private func key(_ id: String, _ namespace: String = "1-2") -> VisitorKey { VisitorKey(namespace: namespace, visitorId: id) }
+    private func record(_ n: Int) -> VisitorData { VisitorData(bucketing: ["e": "v\(n)"]) }
+
+    @Test func agreesWithADictionaryUnderRandomOperations() {
+        var table = VisitorTable()
+        var model: [VisitorKey: VisitorData] = [:]
+        var random = SeededGenerator(seed: 7)
+        let keys = (0..<400).map { key("visitor-\($0)", $0 % 3 == 0 ? "1-2" : "3-4") }
+        for step in 0..<20_000 {
+            let k = keys[Int(random.next() % UInt64(keys.count))]
+            switch random.next() % 4 {
+            case 0, 1:
+                table.set(record(step), for: k)
+                model[k] = record(step)
+            case 2:
+                #expect(table.removeValue(for: k) == model.removeValue(forKey: k))
+            default:
+                #expect(table.peek(k) == model[k])
+            }
+        }
+        #expect(table.count == model.count)
+        var seen: [VisitorKey: VisitorData] = [:]
+        table.forEach { seen[$0] = $1 }
+        #expect(seen == model)
+    }
+
+    @Test func evictsTheLeastRecentlyUsedAndKeepsTheBound() {
+        var table = VisitorTable(capacity: 3)
+        for id in ["a", "b", "c"] { table.set(record(1), for: key(id)) }
+        #expect(table.value(for: key("a")) != nil)
+        table.set(record(2), for: key("d"))
+        #expect(table.peek(key("b")) == nil)
+        #expect(table.keysByRecency.map(\.visitorId) == ["d", "a", "c"])
+        for i in 0..<10_000 { table.set(record(i), for: key("churn-\(i)")) }
+        #expect(table.count == 3)
+        #expect(table.peek(key("churn-9999")) == record(9999))
+    }
+
+    @Test func idsAreComparedByBytesAndNamespace() {
+        var table = VisitorTable()
+        let odd = ["", "é", "e\u{301}", "🚀", String(repeating: "x", count: 2000)]
+        for (i, id) in odd.enumerated() { table.set(record(i), for: key(id)) }
+        table.set(record(99), for: key("é", "9-9"))
+        for (i, id) in odd.enumerated() { #expect(table.peek(key(id)) == record(i), "\(id)") }
+        #expect(table.peek(key("é", "9-9")) == record(99))
+        #expect(table.count == odd.count + 1)
+    }
+
+    @Test func emptiedEntriesAreRemoved() {
+        var table = VisitorTable()
+        table.set(record(1), for: key("a"))
+        table.modify(key("a")) { $0.bucketing = [:] }
+        #expect(table.count == 0)
+        table.modify(key("b")) { _ in }
+        #expect(table.count == 0)
+    }
+}
+
+@Suite struct VisitorDataTests {
+    @Test func equalDataIsEqualWhateverTheOrderOfChanges() {
+        var a = VisitorData()
+        a.bucketing["e1"] = "v1"
+        a.locations.insert("l2")
+        a.goals = ["g1"]
+        a.bucketing["e2"] = "v2"
+        a.locations.insert("l1")
+        var b = VisitorData()
+        b.locations = ["l1", "l2"]
+        b.bucketing = ["e2": "v2", "e1": "v1"]
+        b.goals.insert("g1")
+        #expect(a == b)
+        #expect(a.hashValue == b.hashValue)
+        #expect(a.variationId(forExperienceId: "e2") == "v2")
+        #expect(a.hasConverted(goalId: "g1"))
+        #expect(!a.hasConverted(goalId: "never-seen-goal"))
+    }
+
+    @Test func removingEverythingLeavesEmptyData() {
+        var data = VisitorData(bucketing: ["e": "v"], goals: ["g"], locations: ["l"])
+        #expect(!data.isEmpty)
+        data.bucketing["e"] = nil
+        data.goals = []
+        data.locations.remove("l")
+        #expect(data.isEmpty)
+        #expect(data == VisitorData())
+    }
+
+    @Test func codableFormIsUnchanged() throws {
+        let data = VisitorData(bucketing: ["100": "200"], goals: ["g"], segments: VisitorSegments(country: "DE"), locations: ["l"])
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(data)) as? [String: Any]
+        #expect(json?["bucketing"] as? [String: String] == ["100": "200"])
+        #expect(json?["goals"] as? [String] == ["g"])
+        #expect(json?["locations"] as? [String] == ["l"])
+        #expect(try JSONDecoder().decode(VisitorData.self, from: JSONEncoder().encode(data)) == data)
+    }
+
+    @Test func keysParseAndCompare() {
+        let key = VisitorKey(accountId: "10022898", projectId: "10025986", visitorId: "a-b-c")
+        #expect(key.storeKey == "10022898-10025986-a-b-c")
+        #expect(VisitorKey(storeKey: key.storeKey) == key)
+        #expect(VisitorKey(storeKey: "one-dash") == nil)
+        #expect(VisitorKey(storeKey: "plain") == nil)
+        let literal: VisitorKey = "10022898-10025986-a-b-c"
+        #expect(literal == key)
+        #expect(VisitorKey(namespace: "1-2", visitorId: "x") != VisitorKey(namespace: "1-3", visitorId: "x"))
+    }
+}
+
+@Suite struct LockStripesTests {
+    @Test func stripesSerializeTheirCriticalSections() {
+        final class Box: @unchecked Sendable { var value = 0 }
+        let box = Box()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<10_000 { LockStripes.shared.withLock(42) { box.value += 1 } }
+        }
+        #expect(box.value == 80_000)
     }
 }

@@ -28,11 +28,11 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let awkward = ["quote\"inside", "back\\slash", "new\nline", "tab\t", "\u{1}ctl", "é🚀", ""]
-        var expected: [String: VisitorData] = [:]
+        var expected: [VisitorKey: VisitorData] = [:]
         do {
             let store = try FileVisitorDataStore(directory: directory)
             for (i, text) in awkward.enumerated() {
-                let key = "1-2-\(text)-\(i)"
+                let key = VisitorKey(accountId: "1", projectId: "2", visitorId: "\(text)-\(i)")
                 let data = VisitorData(bucketing: [text + "e": text + "v", "100": "200"], goals: [text + "g"],
                                        segments: VisitorSegments(country: text, customSegments: [text]),
                                        locations: [text + "l"])
@@ -108,7 +108,7 @@ import Testing
         #expect(sdk.config?.accountId == "10035569")
         #expect(logs.contains("cached config is unusable"))
         #expect(logs.contains("visitor snapshot is corrupt; moved aside"))
-        #expect(logs.contains("visitor change log: skipped 1 unreadable line(s)"))
+        #expect(logs.contains("visitor store: skipped 1 unreadable record(s)"))
         #expect(logs.contains("event journal"))
         let moved = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".corrupt-") }
         #expect(moved.count == 1)

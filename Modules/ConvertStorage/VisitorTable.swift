@@ -1,0 +1,254 @@
+import Foundation
+
+/// An O(1) map from ``VisitorKey`` to ``VisitorData``, optionally bounded with least recently
+/// used eviction: the in-memory core of the bundled visitor stores, public for custom ones.
+///
+/// Built for millions of visitors: entries sit in one array of fixed-size slots, visitor ids
+/// in one byte arena, and an open-addressing index of 8-byte entries finds them using the
+/// key's precomputed hash. No per-visitor allocation besides the record's own words. Not
+/// thread-safe: guard it with a lock.
+///
+/// ```swift
+/// var table = VisitorTable(capacity: 100_000)
+/// let key = VisitorKey(accountId: "10022898", projectId: "10025986", visitorId: "visitor-1")
+/// table.modify(key) { $0.bucketing["100334665"] = "1003142550" }
+/// ```
+public struct VisitorTable {
+    private struct Slot {
+        var data: VisitorData
+        var hash: UInt64
+        var idOffset: UInt32
+        var idLength: UInt32
+        var namespace: UInt32
+        var prev: Int32
+        var next: Int32
+    }
+
+    /// The most entries kept; `nil` for no bound.
+    public let capacity: Int?
+    private var slots: [Slot] = []
+    private var freeSlot: Int32 = -1
+    // 0 = empty; otherwise (upper 32 bits of the hash) << 32 | (slot + 1). The home bucket
+    // comes from those upper bits too, so growing never has to read the slots.
+    private var index: [UInt64]
+    private var mask: Int
+    private var arena: [UInt8] = []
+    private var arenaGarbage = 0
+    private var namespaces: [String] = []
+    private var head: Int32 = -1  // most recent
+    private var tail: Int32 = -1  // least recent
+    public private(set) var count = 0
+
+    /// Creates a table; past `capacity` entries (when given, at least 1) the least recently
+    /// used one is dropped.
+    public init(capacity: Int? = nil) {
+        self.capacity = capacity.map { max(1, $0) }
+        index = Array(repeating: 0, count: 64)
+        mask = 63
+    }
+
+    /// The data for `key`, marking it most recently used.
+    public mutating func value(for key: VisitorKey) -> VisitorData? {
+        guard let slot = find(key) else { return nil }
+        touch(slot)
+        return slots[slot].data
+    }
+
+    /// The data for `key` without changing recency.
+    public func peek(_ key: VisitorKey) -> VisitorData? {
+        find(key).map { slots[$0].data }
+    }
+
+    /// Changes the data for `key` in place (starting from empty data for a new key), marking it
+    /// most recently used; one lookup. Entries left empty are removed.
+    @discardableResult
+    public mutating func modify<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
+        if let slot = find(key) {
+            touch(slot)
+            let result = body(&slots[slot].data)
+            if slots[slot].data.isEmpty { remove(slot: slot) }
+            return result
+        }
+        var data = VisitorData()
+        let result = body(&data)
+        if !data.isEmpty { insert(key, data) }
+        return result
+    }
+
+    /// Stores `data` under `key` (removing the entry when `data` is empty).
+    public mutating func set(_ data: VisitorData, for key: VisitorKey) {
+        modify(key) { $0 = data }
+    }
+
+    /// Removes the entry for `key`; returns its data.
+    @discardableResult
+    public mutating func removeValue(for key: VisitorKey) -> VisitorData? {
+        guard let slot = find(key) else { return nil }
+        let data = slots[slot].data
+        remove(slot: slot)
+        return data
+    }
+
+    /// Calls `body` with every entry, in no particular order.
+    public func forEach(_ body: (VisitorKey, VisitorData) -> Void) {
+        var pending: [Int] = []
+        for entry in index where entry != 0 { pending.append(Int(UInt32(truncatingIfNeeded: entry)) - 1) }
+        for slot in pending { body(key(of: slot), slots[slot].data) }
+    }
+
+    /// Keys from most to least recently used (bounded tables only; empty otherwise).
+    public var keysByRecency: [VisitorKey] {
+        var out: [VisitorKey] = []
+        var i = head
+        while i != -1 {
+            out.append(key(of: Int(i)))
+            i = slots[Int(i)].next
+        }
+        return out
+    }
+
+    // MARK: Lookup
+
+    private func find(_ key: VisitorKey) -> Int? {
+        let tag = UInt32(truncatingIfNeeded: key.hashCode >> 32)
+        var bucket = Int(tag) & mask
+        while true {
+            let entry = index[bucket]
+            if entry == 0 { return nil }
+            if UInt32(truncatingIfNeeded: entry >> 32) == tag {
+                let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
+                if slots[slot].hash == key.hashCode, matches(slot, key) { return slot }
+            }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
+    private func matches(_ slot: Int, _ key: VisitorKey) -> Bool {
+        let s = slots[slot]
+        guard namespaces[Int(s.namespace)] == key.namespace else { return false }
+        var id = key.visitorId
+        return id.withUTF8 { bytes in
+            guard bytes.count == Int(s.idLength) else { return false }
+            guard let base = bytes.baseAddress else { return true }
+            return arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + Int(s.idOffset), base, bytes.count) == 0 }
+        }
+    }
+
+    private func key(of slot: Int) -> VisitorKey {
+        let s = slots[slot]
+        let id = String(decoding: arena[Int(s.idOffset)..<Int(s.idOffset + s.idLength)], as: UTF8.self)
+        return VisitorKey(namespace: namespaces[Int(s.namespace)], visitorId: id)
+    }
+
+    // MARK: Insert and remove
+
+    private mutating func insert(_ key: VisitorKey, _ data: VisitorData) {
+        if let capacity, count >= capacity, tail != -1 { remove(slot: Int(tail)) }
+        if (count + 1) * 4 > (mask + 1) * 3 { grow() }
+        var id = key.visitorId
+        let offset = arena.count
+        let length = id.withUTF8 { bytes in
+            arena.append(contentsOf: bytes)
+            return bytes.count
+        }
+        let slot = Slot(data: data, hash: key.hashCode, idOffset: UInt32(offset), idLength: UInt32(length),
+                        namespace: namespaceNumber(key.namespace), prev: -1, next: -1)
+        let position: Int
+        if freeSlot != -1 {
+            position = Int(freeSlot)
+            freeSlot = slots[position].next
+            slots[position] = slot
+        } else {
+            position = slots.count
+            slots.append(slot)
+        }
+        let tag = UInt32(truncatingIfNeeded: key.hashCode >> 32)
+        var bucket = Int(tag) & mask
+        while index[bucket] != 0 { bucket = (bucket + 1) & mask }
+        index[bucket] = UInt64(tag) << 32 | UInt64(position + 1)
+        count += 1
+        if capacity != nil { linkAtFront(Int32(position)) }
+    }
+
+    private mutating func remove(slot: Int) {
+        let tag = UInt32(truncatingIfNeeded: slots[slot].hash >> 32)
+        var bucket = Int(tag) & mask
+        while Int(UInt32(truncatingIfNeeded: index[bucket])) - 1 != slot { bucket = (bucket + 1) & mask }
+        // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+        var hole = bucket
+        var next = (hole + 1) & mask
+        while index[next] != 0 {
+            let home = Int(UInt32(truncatingIfNeeded: index[next] >> 32)) & mask
+            let distanceNext = (next - home) & mask
+            let distanceHole = (hole - home) & mask
+            if distanceHole <= distanceNext {
+                index[hole] = index[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        index[hole] = 0
+        if capacity != nil { unlink(Int32(slot)) }
+        arenaGarbage += Int(slots[slot].idLength)
+        slots[slot].data = VisitorData()
+        slots[slot].next = freeSlot
+        freeSlot = Int32(slot)
+        count -= 1
+        if arenaGarbage > max(4096, arena.count / 2) { compactArena() }
+    }
+
+    private mutating func grow() {
+        let old = index
+        index = Array(repeating: 0, count: old.count * 2)
+        mask = index.count - 1
+        for entry in old where entry != 0 {
+            var bucket = Int(UInt32(truncatingIfNeeded: entry >> 32)) & mask
+            while index[bucket] != 0 { bucket = (bucket + 1) & mask }
+            index[bucket] = entry
+        }
+    }
+
+    private mutating func compactArena() {
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(arena.count - arenaGarbage)
+        for entry in index where entry != 0 {
+            let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
+            let from = Int(slots[slot].idOffset), length = Int(slots[slot].idLength)
+            slots[slot].idOffset = UInt32(fresh.count)
+            fresh.append(contentsOf: arena[from..<(from + length)])
+        }
+        arena = fresh
+        arenaGarbage = 0
+    }
+
+    private mutating func namespaceNumber(_ namespace: String) -> UInt32 {
+        if let last = namespaces.indices.last, namespaces[last] == namespace { return UInt32(last) }
+        if let found = namespaces.firstIndex(of: namespace) { return UInt32(found) }
+        namespaces.append(namespace)
+        return UInt32(namespaces.count - 1)
+    }
+
+    // MARK: Recency
+
+    private mutating func touch(_ slot: Int) {
+        guard capacity != nil, Int32(slot) != head else { return }
+        unlink(Int32(slot))
+        linkAtFront(Int32(slot))
+    }
+
+    private mutating func unlink(_ slot: Int32) {
+        let prev = slots[Int(slot)].prev, next = slots[Int(slot)].next
+        if prev != -1 { slots[Int(prev)].next = next } else { head = next }
+        if next != -1 { slots[Int(next)].prev = prev } else { tail = prev }
+        slots[Int(slot)].prev = -1
+        slots[Int(slot)].next = -1
+    }
+
+    private mutating func linkAtFront(_ slot: Int32) {
+        slots[Int(slot)].next = head
+        slots[Int(slot)].prev = -1
+        if head != -1 { slots[Int(head)].prev = slot }
+        head = slot
+        if tail == -1 { tail = slot }
+    }
+}
