@@ -3,17 +3,25 @@ import ConvertSupport
 import Foundation
 
 /// Visitor data held in memory and persisted as a snapshot plus an append-only change log:
-/// each write appends one line (O(1) amortized); the log is folded into a new snapshot when it
+/// each change appends one line (O(1) amortized); the log is folded into a new snapshot when it
 /// grows past twice the number of visitors. Survives restarts; a corrupt snapshot is moved
 /// aside and logged.
+///
+/// Lines are written behind the decision: they reach the file within
+/// ``writeBehindMilliseconds`` (sooner when 64 KiB are pending, at once on `flush()`), so a
+/// crash can lose at most that window of sticky decisions — never a tracking event, which the
+/// event journal keeps.
 public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
-    // `records`, `logLines` and `unflushed` are guarded by `lock`.
-    private let lock = NSLock()
+    // `records`, `logLines`, `unflushed` and the writer's state are guarded by `lock`.
+    private let lock: NSLock
     private var records = VisitorTable()
     private var logLines = 0
     private var unflushed = 0
+
+    /// The longest a change waits in memory before it is written.
+    public static let writeBehindMilliseconds = 50
     private let snapshotURL: URL
-    private let changes: AppendFile
+    private let writer: ChangeWriter
     private let log: SDKLog
     private let encoder = JSONEncoder()
 
@@ -54,7 +62,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         }
         if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
         self.records = records
-        changes = try AppendFile(logURL)
+        let lock = NSLock()
+        self.lock = lock
+        writer = ChangeWriter(file: try AppendFile(logURL), lock: lock, log: log)
         logLines = lines
         encoder.outputFormatting = [.sortedKeys]
     }
@@ -87,13 +97,20 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         do {
             var line = ChangeLine.encode(key: key.storeKey, data: data)
             line.append(UInt8(ascii: "\n"))
-            try changes.append(Data(line))
             logLines += 1
             unflushed += 1
-            if logLines > max(1024, 2 * records.count) { try compact() }
+            if logLines > max(1024, 2 * records.count) {
+                try compact()
+            } else {
+                writer.append(line)
+            }
         } catch {
             log.error("visitor data not persisted: \(error)")
         }
+    }
+
+    deinit {
+        lock.withLock { writer.writePending() }
     }
 
     /// Called under `lock`.
@@ -102,16 +119,70 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         snapshot.reserveCapacity(records.count)
         records.forEach { key, data in snapshot[key.storeKey] = data }
         try POSIXFile.atomicWrite(try encoder.encode(snapshot), to: snapshotURL)
-        try changes.replace(with: Data())
+        try writer.replaceAll()
         logLines = 0
     }
 
     public func flush() async -> Int {
         lock.withLock {
-            changes.sync()
+            writer.writePending()
+            writer.file.sync()
             defer { unflushed = 0 }
             return unflushed
         }
+    }
+}
+
+/// The change log's write-behind buffer. Apart from the store so that a scheduled write keeps
+/// only this alive: dropping the store still writes its pending lines at once.
+private final class ChangeWriter: @unchecked Sendable {
+    // `pending` and `writeScheduled` are guarded by `lock` (the store's).
+    let file: AppendFile
+    private let lock: NSLock
+    private let log: SDKLog
+    private var pending: [UInt8] = []
+    private var writeScheduled = false
+    private static let pendingLimit = 64 * 1024
+
+    init(file: AppendFile, lock: NSLock, log: SDKLog) {
+        self.file = file
+        self.lock = lock
+        self.log = log
+    }
+
+    /// Called under `lock`.
+    func append(_ line: [UInt8]) {
+        pending += line
+        if pending.count >= Self.pendingLimit {
+            writePending()
+        } else if !writeScheduled {
+            writeScheduled = true
+            let delay = DispatchTimeInterval.milliseconds(FileVisitorDataStore.writeBehindMilliseconds)
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                self.lock.withLock {
+                    self.writeScheduled = false
+                    self.writePending()
+                }
+            }
+        }
+    }
+
+    /// Called under `lock`.
+    func writePending() {
+        guard !pending.isEmpty else { return }
+        do {
+            try file.append(Data(pending))
+        } catch {
+            // The data stays in memory; the next compaction writes all of it.
+            log.error("visitor data not persisted: \(error)")
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Empties the log (its content is in a new snapshot). Called under `lock`.
+    func replaceAll() throws {
+        pending.removeAll(keepingCapacity: true)
+        try file.replace(with: Data())
     }
 }
 

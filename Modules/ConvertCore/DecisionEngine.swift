@@ -95,22 +95,25 @@ enum DecisionEngine {
     private static func locationsPass<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput,
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
         if !experience.locationIds.isEmpty {
-            guard !experience.locationIndexes.isEmpty else {
+            let indexes = experience.locationIndexes
+            guard !indexes.isEmpty else {
                 tracer.record(.noKnownLocation)
                 return false
             }
             decision.locationsEvaluated = true
             var anyMatched = false, allMatched = true
-            for (position, index) in experience.locationIndexes.enumerated() {
-                let location = input.config.locations[index]
+            let properties = input.locationProperties
+            let rules = input.installed.locationRules
+            for (position, index) in indexes.enumerated() {
                 let matched: Bool
                 if T.recordsSteps {
-                    let outcome = location.rules?.evaluate(input.locationProperties)
+                    let location = input.config.locations[index]
+                    let outcome = location.rules?.evaluate(properties)
                         ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
                     tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
                     matched = outcome.matched
                 } else {
-                    matched = location.rules?.matches(input.locationProperties) ?? false
+                    matched = rules[index]?.matches(properties) ?? false
                 }
                 let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
                 if matched {
@@ -134,18 +137,27 @@ enum DecisionEngine {
     private static func audiencesPass<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput, bucketed: Bool,
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
         guard !experience.audienceIndexes.isEmpty else { return true }
-        var data = input.attributes
-        if let segments = input.stored.storedSegments {
-            data.merge(segments.ruleData) { _, segment in segment }
-        }
+        let indexes = experience.audienceIndexes
+        let installed = input.installed
+        var data: [String: JSONValue]?
         var checked = 0, matched = 0
-        for (position, index) in experience.audienceIndexes.enumerated() {
-            let audience = input.config.audiences[index]
-            let permanent = audience.type == .permanent
+        for (position, index) in indexes.enumerated() {
+            let permanent = installed.audiencePermanent[index]
             if bucketed && permanent {
-                tracer.record(.audience(id: audience.id, key: audience.key, permanent: true, outcome: nil))
+                if T.recordsSteps {
+                    let audience = input.config.audiences[index]
+                    tracer.record(.audience(id: audience.id, key: audience.key, permanent: true, outcome: nil))
+                }
                 continue
             }
+            if data == nil {
+                var merged = input.attributes
+                if let segments = input.stored.storedSegments {
+                    merged.merge(segments.ruleData) { _, segment in segment }
+                }
+                data = merged
+            }
+            let data = data ?? [:]
             checked += 1
             var unresolved: String?
             let membership = { (key: String) -> Bool? in
@@ -157,12 +169,13 @@ enum DecisionEngine {
             }
             let audienceMatched: Bool
             if T.recordsSteps {
+                let audience = input.config.audiences[index]
                 let outcome = audience.rules?.evaluate(data, membership: membership)
                     ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
                 tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
                 audienceMatched = outcome.matched
             } else {
-                audienceMatched = audience.rules?.matches(data, membership: membership) ?? false
+                audienceMatched = installed.audienceRules[index]?.matches(data, membership: membership) ?? false
             }
             if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
             if audienceMatched {

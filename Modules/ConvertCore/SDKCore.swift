@@ -22,6 +22,11 @@ final class InstalledConfig: Sendable {
     let experienceIds: [ExperienceIds]
     /// Interned keys (the id when a location has no key) of `config.locations`.
     let locationKeys: [InternedId]
+    /// The rules of `config.locations`, apart so the decision path does not copy locations.
+    let locationRules: [RuleSet?]
+    /// The rules and permanence of `config.audiences`, apart for the same reason.
+    let audienceRules: [RuleSet?]
+    let audiencePermanent: [Bool]
 
     init(config: ProjectConfig, environment: String, fingerprint: JSONValue, bytes: Data) {
         self.config = config
@@ -45,6 +50,9 @@ final class InstalledConfig: Sendable {
                                  archived: config.isArchived(experienceId: experience.id))
         }
         locationKeys = Array(interned)
+        locationRules = config.locations.map(\.rules)
+        audienceRules = config.audiences.map(\.rules)
+        audiencePermanent = config.audiences.map { $0.type == .permanent }
     }
 
     /// The store key of a visitor whose id hashes (`KeyHash.hash64`) to `visitorHash`.
@@ -53,8 +61,8 @@ final class InstalledConfig: Sendable {
     }
 }
 
-/// An experience's ids as visitor records hold them.
-struct ExperienceIds: Sendable {
+/// An experience's ids as visitor records hold them (a class: one retain per decision).
+final class ExperienceIds: Sendable {
     let id: InternedId
     /// Parallel to `experience.variations`.
     let variations: [InternedId]
@@ -174,8 +182,11 @@ final class SDKCore: @unchecked Sendable {
     /// Runs the config source for the life of the SDK.
     func runConfigSource() async {
         do {
-            try await ports.configSource.run { [weak self] document in
-                self?.install(document)
+            // A strong capture: the loader task holds the core anyway until the SDK cancels it,
+            // and a weak reference would move the core's reference count to a side table,
+            // making every context's retain of the core several times slower.
+            try await ports.configSource.run { document in
+                self.install(document)
             }
         } catch is CancellationError {
             return

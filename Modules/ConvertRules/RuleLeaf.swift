@@ -16,6 +16,9 @@ public struct RuleLeaf: Sendable {
         let negated: Bool
         let invalidReason: String?
         let prepared: PreparedValue
+        /// `prepared` unpacked for the fast path.
+        let lowered: String?
+        let ordered: PreparedValue.Comparable?
 
         init(ruleType: String?, key: String?, value: JSONValue?, matchTypeName: String?, negated: Bool,
              invalidReason: String?) {
@@ -31,6 +34,11 @@ public struct RuleLeaf: Sendable {
                 prepared = PreparedValue(matchType: matchType, value: value)
             } else {
                 prepared = .none
+            }
+            switch prepared {
+            case .lowered(let text): (lowered, ordered) = (text, nil)
+            case .ordered(let value): (lowered, ordered) = (nil, value)
+            default: (lowered, ordered) = (nil, nil)
             }
         }
     }

@@ -8,25 +8,35 @@ extension RuleSet {
     ///
     /// Equal to `evaluate(data, membership:).matched`, without recording which leaf decided.
     public func matches(_ data: [String: JSONValue], membership: (String) -> Bool? = { _ in nil }) -> Bool {
-        if let location = membershipLeaf, let leaf = self[location] {
+        let flat = self.flat
+        if let location = flat.membershipLeaf, let leaf = self[location] {
             return leaf.evaluateMembership(membership).isMatch
         }
-        for groups in blocks where !groups.isEmpty {
-            var blockHolds = true
-            for leaves in groups {
-                var groupHolds = false
-                for leaf in leaves where leaf.holds(data) {
-                    groupHolds = true
-                    break
+        return flat.shape.withUnsafeBufferPointer { shape in
+            flat.leaves.withUnsafeBufferPointer { leaves in
+                var at = 1, leaf = 0
+                for _ in 0..<Int(shape[0]) {
+                    let groupCount = Int(shape[at])
+                    at += 1
+                    var blockHolds = groupCount > 0
+                    for _ in 0..<groupCount {
+                        let leafCount = Int(shape[at])
+                        at += 1
+                        if blockHolds {
+                            var groupHolds = false
+                            for l in leaf..<(leaf + leafCount) where leaves[l].holds(data) {
+                                groupHolds = true
+                                break
+                            }
+                            blockHolds = groupHolds
+                        }
+                        leaf += leafCount
+                    }
+                    if blockHolds { return true }
                 }
-                if !groupHolds {
-                    blockHolds = false
-                    break
-                }
+                return false
             }
-            if blockHolds { return true }
         }
-        return false
     }
 
     /// Evaluates the rule set and reports which leaf decided.
@@ -98,6 +108,22 @@ extension RuleLeaf {
             return (matchType == .exists ? present : !present) != s.negated
         }
         guard let visitor = found else { return false }
+        // The common operators on scalar values, without copying the prepared value out.
+        switch matchType {
+        case .equals, .equalsNumber, .matches:
+            guard let target = s.lowered else { break }
+            switch visitor {
+            case .string(let text): return Text.lowercasedEquals(text, target) != s.negated
+            case .number, .bool, .null: return Text.lowercasedEquals(visitor.javaScriptString, target) != s.negated
+            case .array, .object: break
+            }
+        case .less, .lessEqual:
+            guard let target = s.ordered else { break }
+            guard let order = Text.order(PreparedValue.Comparable(visitor), target) else { return false }
+            return (matchType == .less ? order < 0 : order <= 0) != s.negated
+        default:
+            break
+        }
         return compare(visitor, matchType).isMatch
     }
 

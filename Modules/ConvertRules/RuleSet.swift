@@ -10,14 +10,17 @@
 /// rules.matches(["browser": "FF", "desktop": true])
 /// ```
 public struct RuleSet: Sendable, Hashable {
+    /// The tree, its flat form and its membership leaf in one immutable box: copying a rule
+    /// set on the decision path is one retain.
+    let flat: FlatRules
+
     /// The OR blocks, each a list of AND groups, each a list of OR_WHEN leaves.
-    public let blocks: [[[RuleLeaf]]]
+    public var blocks: [[[RuleLeaf]]] { flat.blocks }
     /// Where the first mutual-exclusion leaf sits, if any; that leaf alone decides the set.
-    public let membershipLeaf: RuleLocation?
+    public var membershipLeaf: RuleLocation? { flat.membershipLeaf }
 
     /// Builds a rule set from its blocks.
     public init(blocks: [[[RuleLeaf]]]) {
-        self.blocks = blocks
         var found: RuleLocation?
         search: for (b, groups) in blocks.enumerated() {
             for (g, leaves) in groups.enumerated() {
@@ -27,7 +30,7 @@ public struct RuleSet: Sendable, Hashable {
                 }
             }
         }
-        membershipLeaf = found
+        flat = FlatRules(blocks, membershipLeaf: found)
     }
 
     /// Builds a rule set from Convert's rule JSON; never fails.
@@ -63,6 +66,37 @@ public struct RuleSet: Sendable, Hashable {
                 .object(["OR_WHEN": .array(leaves.map(\.json))])
             })])
         })])
+    }
+}
+
+extension RuleSet {
+    public static func == (lhs: RuleSet, rhs: RuleSet) -> Bool {
+        lhs.flat === rhs.flat || (lhs.blocks == rhs.blocks && lhs.membershipLeaf == rhs.membershipLeaf)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(blocks)
+    }
+}
+
+/// A rule tree flattened: the leaves in order, and its shape as
+/// `[block count, (group count, (leaf count)…)…]`.
+final class FlatRules: Sendable {
+    let blocks: [[[RuleLeaf]]]
+    let membershipLeaf: RuleLocation?
+    let leaves: [RuleLeaf]
+    let shape: [Int32]
+
+    init(_ blocks: [[[RuleLeaf]]], membershipLeaf: RuleLocation?) {
+        self.blocks = blocks
+        self.membershipLeaf = membershipLeaf
+        var shape: [Int32] = [Int32(blocks.count)]
+        for groups in blocks {
+            shape.append(Int32(groups.count))
+            for leaves in groups { shape.append(Int32(leaves.count)) }
+        }
+        self.shape = shape
+        leaves = blocks.flatMap { $0.flatMap { $0 } }
     }
 }
 

@@ -15,7 +15,10 @@ public struct VisitorData: Sendable, Hashable, Codable {
 
     private static let header = 3
 
-    public init(bucketing: [String: String] = [:], goals: Set<String> = [], segments: VisitorSegments = VisitorSegments(),
+    /// Empty data.
+    public init() {}
+
+    public init(bucketing: [String: String], goals: Set<String> = [], segments: VisitorSegments = VisitorSegments(),
                 locations: Set<String> = []) {
         self.bucketing = bucketing
         self.goals = goals

@@ -24,6 +24,25 @@ import Testing
         }
     }
 
+    @Test func changesAreWrittenBehindWithinTheWindowAndAtOnceOnFlush() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileVisitorDataStore(directory: directory)
+        let first = VisitorKey(accountId: "1", projectId: "2", visitorId: "first")
+        store.update(first) { $0.bucketing = ["100": "200"] }
+        var seen = false
+        for _ in 0..<200 where !seen {
+            try await Task.sleep(for: .milliseconds(10))
+            seen = try FileVisitorDataStore(directory: directory).data(for: first) != nil
+        }
+        #expect(seen, "a change must reach the file without a flush")
+        let second = VisitorKey(accountId: "1", projectId: "2", visitorId: "second")
+        store.update(second) { $0.goals = ["g"] }
+        #expect(await store.flush() == 2)
+        #expect(try FileVisitorDataStore(directory: directory).data(for: second)?.goals == ["g"])
+        withExtendedLifetime(store) {}
+    }
+
     @Test func changeLogRoundTripsAwkwardText() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
