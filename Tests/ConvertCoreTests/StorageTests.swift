@@ -15,40 +15,6 @@ enum MemoryVisitorIdStoreFactory {
     static func make() -> MemoryVisitorIdStore { MemoryVisitorIdStore() }
 }
 
-@Suite struct LRUCacheTests {
-    @Test func evictsTheLeastRecentlyUsed() {
-        var cache = LRUCache<String, Int>(capacity: 3)
-        cache.set(1, for: "a")
-        cache.set(2, for: "b")
-        cache.set(3, for: "c")
-        #expect(cache.value(for: "a") == 1)
-        let evicted = cache.set(4, for: "d")
-        #expect(evicted?.key == "b")
-        #expect(cache.keysByRecency == ["d", "a", "c"])
-        #expect(cache.peek("b") == nil)
-        cache.set(30, for: "c")
-        #expect(cache.keysByRecency == ["c", "d", "a"])
-        #expect(cache.count == 3)
-    }
-
-    @Test func holdsAtMostItsCapacityUnderChurn() {
-        var cache = LRUCache<Int, Int>(capacity: 1000)
-        for i in 0..<100_000 { cache.set(i, for: i) }
-        #expect(cache.count == 1000)
-        #expect(cache.peek(99_999) == 99_999)
-        #expect(cache.peek(98_999) == nil)
-        #expect(cache.keysByRecency.first == 99_999)
-    }
-
-    @Test func capacityIsAtLeastOne() {
-        var cache = LRUCache<String, Int>(capacity: 0)
-        cache.set(1, for: "a")
-        cache.set(2, for: "b")
-        #expect(cache.count == 1)
-        #expect(cache.peek("b") == 2)
-    }
-}
-
 @Suite struct VisitorStoreTests {
     @Test func storeIsBoundedAndForgetsOldVisitors() async throws {
         let store = MemoryVisitorDataStore(capacity: 10)
