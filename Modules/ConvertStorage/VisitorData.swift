@@ -18,6 +18,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
     /// Empty data.
     public init() {}
 
+    /// Data with these decisions (experience id → variation id), goals, segments and locations.
     public init(bucketing: [String: String], goals: Set<String> = [], segments: VisitorSegments = VisitorSegments(),
                 locations: Set<String> = []) {
         self.bucketing = bucketing
@@ -298,11 +299,13 @@ public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, Expressib
     /// A per-process hash of the namespace and visitor id (see `KeyHash`); never persist it.
     public let hashCode: UInt64
 
+    /// A key in `namespace` (`"{accountId}-{projectId}"`), hashing both parts.
     public init(namespace: String, visitorId: String) {
         self.init(namespace: namespace, namespaceHash: KeyHash.hash64(namespace), visitorId: visitorId,
                   visitorHash: KeyHash.hash64(visitorId))
     }
 
+    /// The key of `visitorId` in a project.
     public init(accountId: String, projectId: String, visitorId: String) {
         self.init(namespace: "\(accountId)-\(projectId)", visitorId: visitorId)
     }

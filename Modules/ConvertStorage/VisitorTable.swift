@@ -37,6 +37,7 @@ public struct VisitorTable {
     private var namespaces: [String] = []
     private var head: Int32 = -1  // most recent
     private var tail: Int32 = -1  // least recent
+    /// The number of entries.
     public private(set) var count = 0
 
     /// Creates a table; past `capacity` entries (when given, at least 1) the least recently
@@ -91,9 +92,10 @@ public struct VisitorTable {
 
     /// Calls `body` with every entry, in no particular order.
     public func forEach(_ body: (VisitorKey, VisitorData) -> Void) {
-        var pending: [Int] = []
-        for entry in index where entry != 0 { pending.append(Int(UInt32(truncatingIfNeeded: entry)) - 1) }
-        for slot in pending { body(key(of: slot), slots[slot].data) }
+        for entry in index where entry != 0 {
+            let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
+            body(key(of: slot), slots[slot].data)
+        }
     }
 
     /// Keys from most to least recently used (bounded tables only; empty otherwise).
@@ -124,13 +126,13 @@ public struct VisitorTable {
     }
 
     private func matches(_ slot: Int, _ key: VisitorKey) -> Bool {
-        let s = slots[slot]
-        guard namespaces[Int(s.namespace)] == key.namespace else { return false }
+        guard namespaces[Int(slots[slot].namespace)] == key.namespace else { return false }
+        let offset = Int(slots[slot].idOffset), length = Int(slots[slot].idLength)
         var id = key.visitorId
         return id.withUTF8 { bytes in
-            guard bytes.count == Int(s.idLength) else { return false }
+            guard bytes.count == length else { return false }
             guard let base = bytes.baseAddress else { return true }
-            return arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + Int(s.idOffset), base, bytes.count) == 0 }
+            return arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + offset, base, length) == 0 }
         }
     }
 
