@@ -28,6 +28,10 @@ public struct JSONParser {
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
+    // Members and elements of the containers being parsed, innermost last: one growing buffer
+    // instead of a growing array per container.
+    private var pendingMembers: [(String, JSONValue)] = []
+    private var pendingElements: [JSONValue] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -72,7 +76,7 @@ public struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(ConfigDecodingError) -> JSONValue {
         index += 1
-        var members: [(String, JSONValue)] = []
+        let first = pendingMembers.count
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -86,15 +90,17 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append((key, try parseValue(depth: depth + 1)))
+            let value = try parseValue(depth: depth + 1)
+            pendingMembers.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
                 // Built once at its final size; a repeated key keeps its last value, as JSON.parse does.
-                var object = [String: JSONValue](minimumCapacity: members.count)
-                for (key, value) in members { object[key] = value }
+                var object = [String: JSONValue](minimumCapacity: pendingMembers.count - first)
+                for i in first..<pendingMembers.count { object[pendingMembers[i].0] = pendingMembers[i].1 }
+                pendingMembers.removeLast(pendingMembers.count - first)
                 return .object(object)
             }
             throw failure("expected ',' or '}'")
@@ -103,19 +109,25 @@ public struct JSONParser {
 
     private mutating func parseArray(depth: Int) throws(ConfigDecodingError) -> JSONValue {
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return .array(elements)
+            return .array([])
         }
+        let first = pendingElements.count
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth + 1))
+            let element = try parseValue(depth: depth + 1)
+            pendingElements.append(element)
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                let elements = Array(pendingElements[first...])
+                pendingElements.removeLast(pendingElements.count - first)
+                return .array(elements)
+            }
             throw failure("expected ',' or ']'")
         }
     }
