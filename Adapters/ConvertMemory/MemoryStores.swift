@@ -1,7 +1,8 @@
 import ConvertStorage
 import Foundation
 
-/// Visitor data in memory, bounded: past `capacity` visitors the least recently used is forgotten.
+/// Visitor data in memory, bounded: past `capacity` visitors one not used lately is forgotten
+/// (clock eviction, see ``VisitorTable``).
 ///
 /// ```swift
 /// let store = MemoryVisitorDataStore(capacity: 50_000)

@@ -175,46 +175,46 @@ extension Benchmarks {
                                                       visitorIdStore: MemoryVisitorIdStore(), trackingSink: DiscardingTrackingSink()))
         try await sdk.ready()
         let ids = (0..<w.visitors).map { w.visitorPrefix + String($0) }
-        var t = ContinuousClock.now
-        var contexts: [ConvertContext] = []
-        contexts.reserveCapacity(ids.count)
         for id in ids {
             let context = sdk.createContext(visitorId: id, attributes: w.attributes)
             context.setLocationProperties(w.locationProperties)
-            contexts.append(context)
+            _ = await context.runExperience(w.experienceKey, enableTracking: false)
         }
+        var t = ContinuousClock.now
+        for id in ids { _ = sdk.createContext(visitorId: id, attributes: w.attributes) }
         let create = ContinuousClock.now - t
         t = ContinuousClock.now
-        for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
-        let fresh = ContinuousClock.now - t
+        for id in ids { sdk.createContext(visitorId: id, attributes: w.attributes).setLocationProperties(w.locationProperties) }
+        let createSet = ContinuousClock.now - t
         t = ContinuousClock.now
-        for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
-        let sticky = ContinuousClock.now - t
-        let config = sdk.config!
-        let experience = config.experience(key: w.experienceKey)!
-        t = ContinuousClock.now
-        var matches = 0
-        for _ in ids {
-            for index in experience.locationIndexes where config.locations[index].rules?.matches(w.locationProperties) == true {
-                matches += 1
-            }
+        for id in ids {
+            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
+            context.setLocationProperties(w.locationProperties)
+            _ = await context.runExperience(w.experienceKey, enableTracking: false)
         }
-        let rules = ContinuousClock.now - t
-        let keys = ids.map { VisitorKey(namespace: "x-y", visitorId: $0) }
-        let sample = VisitorData(bucketing: ["e": "v"], locations: ["l1", "l2"])
+        let full = ContinuousClock.now - t
+        let contexts = ids.map { id in
+            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
+            context.setLocationProperties(w.locationProperties)
+            return context
+        }
         t = ContinuousClock.now
-        for key in keys { store.update(key) { $0 = sample } }
-        let storeCost = ContinuousClock.now - t
+        let repeats = Int(ProcessInfo.processInfo.environment["BENCH_REPEAT"] ?? "1") ?? 1
+        for _ in 0..<repeats {
+            for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
+        }
+        let run = (ContinuousClock.now - t) / repeats
+        t = ContinuousClock.now
+        for context in contexts { _ = await context.runExperience("no-such-key", enableTracking: false) }
+        let miss = ContinuousClock.now - t
+        let keys = ids.map { VisitorKey(namespace: "10035569-10034190", visitorId: $0) }
         t = ContinuousClock.now
         var found = 0
         for key in keys where store.data(for: key) != nil { found += 1 }
-        let lookupCost = ContinuousClock.now - t
+        let lookup = ContinuousClock.now - t
         let n = Double(ids.count)
-        emit(["bench": "breakdown-store", "insert_ns": rounded(nanoseconds(storeCost) / n),
-              "lookup_ns": rounded(nanoseconds(lookupCost) / n), "found": .number(Double(found))])
-        emit(["bench": "breakdown", "create_context_ns": rounded(nanoseconds(create) / n),
-              "fresh_run_ns": rounded(nanoseconds(fresh) / n), "sticky_run_ns": rounded(nanoseconds(sticky) / n),
-              "location_rules_ns": rounded(nanoseconds(rules) / n),
-              "matches": .number(Double(matches))])
+        func ns(_ d: Duration) -> JSONValue { rounded(nanoseconds(d) / n) }
+        emit(["bench": "breakdown", "create": ns(create), "create_set": ns(createSet), "full": ns(full), "run": ns(run),
+              "unknown_key": ns(miss), "lookup": ns(lookup), "found": .number(Double(found))])
     }
 }

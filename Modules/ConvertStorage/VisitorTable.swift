@@ -1,7 +1,11 @@
 import Foundation
 
-/// An O(1) map from ``VisitorKey`` to ``VisitorData``, optionally bounded with least recently
-/// used eviction: the in-memory core of the bundled visitor stores, public for custom ones.
+/// An O(1) map from ``VisitorKey`` to ``VisitorData``, optionally bounded: the in-memory core
+/// of the bundled visitor stores, public for custom ones.
+///
+/// A bounded table evicts by the clock (second-chance) approximation of least recently used:
+/// an entry read or changed since the eviction hand last passed it survives that pass. Unlike
+/// an exact recency list, a lookup then writes nothing but one flag in the entry it found.
 ///
 /// Built for millions of visitors: entries sit in one array of fixed-size slots, visitor ids
 /// in one byte arena, and an open-addressing index of 8-byte entries finds them using the
@@ -17,17 +21,19 @@ public struct VisitorTable {
     private struct Slot {
         var data: VisitorData
         var hash: UInt64
+        /// For a free slot: the next free slot, or `UInt32.max`.
         var idOffset: UInt32
         var idLength: UInt32
-        var namespace: UInt32
-        var prev: Int32
-        var next: Int32
+        var namespace: UInt16
+        /// Used since the eviction hand last passed (bounded tables only).
+        var referenced: Bool
+        var live: Bool
     }
 
     /// The most entries kept; `nil` for no bound.
     public let capacity: Int?
     private var slots: [Slot] = []
-    private var freeSlot: Int32 = -1
+    private var freeSlot = UInt32.max
     // 0 = empty; otherwise (upper 32 bits of the hash) << 32 | (slot + 1). The home bucket
     // comes from those upper bits too, so growing never has to read the slots.
     private var index: [UInt64]
@@ -35,20 +41,19 @@ public struct VisitorTable {
     private var arena: [UInt8] = []
     private var arenaGarbage = 0
     private var namespaces: [String] = []
-    private var head: Int32 = -1  // most recent
-    private var tail: Int32 = -1  // least recent
+    private var hand = 0
     /// The number of entries.
     public private(set) var count = 0
 
-    /// Creates a table; past `capacity` entries (when given, at least 1) the least recently
-    /// used one is dropped.
+    /// Creates a table; past `capacity` entries (when given, at least 1) one not used since the
+    /// eviction hand last passed it is dropped.
     public init(capacity: Int? = nil) {
         self.capacity = capacity.map { max(1, $0) }
         index = Array(repeating: 0, count: 64)
         mask = 63
     }
 
-    /// The data for `key`, marking it most recently used.
+    /// The data for `key`, marking it used.
     public mutating func value(for key: VisitorKey) -> VisitorData? {
         guard let slot = find(key) else { return nil }
         touch(slot)
@@ -61,7 +66,7 @@ public struct VisitorTable {
     }
 
     /// Changes the data for `key` in place (starting from empty data for a new key), marking it
-    /// most recently used; one lookup. Entries left empty are removed.
+    /// used; one lookup. Entries left empty are removed.
     @discardableResult
     public mutating func modify<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
         if let slot = find(key) {
@@ -96,17 +101,6 @@ public struct VisitorTable {
             let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
             body(key(of: slot), slots[slot].data)
         }
-    }
-
-    /// Keys from most to least recently used (bounded tables only; empty otherwise).
-    public var keysByRecency: [VisitorKey] {
-        var out: [VisitorKey] = []
-        var i = head
-        while i != -1 {
-            out.append(key(of: Int(i)))
-            i = slots[Int(i)].next
-        }
-        return out
     }
 
     // MARK: Lookup
@@ -145,7 +139,7 @@ public struct VisitorTable {
     // MARK: Insert and remove
 
     private mutating func insert(_ key: VisitorKey, _ data: VisitorData) {
-        if let capacity, count >= capacity, tail != -1 { remove(slot: Int(tail)) }
+        if let capacity, count >= capacity, count > 0 { evictOne() }
         if (count + 1) * 4 > (mask + 1) * 3 { grow() }
         var id = key.visitorId
         let offset = arena.count
@@ -154,11 +148,11 @@ public struct VisitorTable {
             return bytes.count
         }
         let slot = Slot(data: data, hash: key.hashCode, idOffset: UInt32(offset), idLength: UInt32(length),
-                        namespace: namespaceNumber(key.namespace), prev: -1, next: -1)
+                        namespace: namespaceNumber(key.namespace), referenced: false, live: true)
         let position: Int
-        if freeSlot != -1 {
+        if freeSlot != UInt32.max {
             position = Int(freeSlot)
-            freeSlot = slots[position].next
+            freeSlot = slots[position].idOffset
             slots[position] = slot
         } else {
             position = slots.count
@@ -169,7 +163,6 @@ public struct VisitorTable {
         while index[bucket] != 0 { bucket = (bucket + 1) & mask }
         index[bucket] = UInt64(tag) << 32 | UInt64(position + 1)
         count += 1
-        if capacity != nil { linkAtFront(Int32(position)) }
     }
 
     private mutating func remove(slot: Int) {
@@ -190,11 +183,12 @@ public struct VisitorTable {
             next = (next + 1) & mask
         }
         index[hole] = 0
-        if capacity != nil { unlink(Int32(slot)) }
         arenaGarbage += Int(slots[slot].idLength)
         slots[slot].data = VisitorData()
-        slots[slot].next = freeSlot
-        freeSlot = Int32(slot)
+        slots[slot].live = false
+        slots[slot].idLength = 0
+        slots[slot].idOffset = freeSlot
+        freeSlot = UInt32(slot)
         count -= 1
         if arenaGarbage > max(4096, arena.count / 2) { compactArena() }
     }
@@ -223,34 +217,34 @@ public struct VisitorTable {
         arenaGarbage = 0
     }
 
-    private mutating func namespaceNumber(_ namespace: String) -> UInt32 {
-        if let last = namespaces.indices.last, namespaces[last] == namespace { return UInt32(last) }
-        if let found = namespaces.firstIndex(of: namespace) { return UInt32(found) }
+    private mutating func namespaceNumber(_ namespace: String) -> UInt16 {
+        if let last = namespaces.indices.last, namespaces[last] == namespace { return UInt16(last) }
+        if let found = namespaces.firstIndex(of: namespace) { return UInt16(found) }
+        precondition(namespaces.count < Int(UInt16.max), "more than 65,535 account-project namespaces in one table")
         namespaces.append(namespace)
-        return UInt32(namespaces.count - 1)
+        return UInt16(namespaces.count - 1)
     }
 
     // MARK: Recency
 
+    @inline(__always)
     private mutating func touch(_ slot: Int) {
-        guard capacity != nil, Int32(slot) != head else { return }
-        unlink(Int32(slot))
-        linkAtFront(Int32(slot))
+        if capacity != nil, !slots[slot].referenced { slots[slot].referenced = true }
     }
 
-    private mutating func unlink(_ slot: Int32) {
-        let prev = slots[Int(slot)].prev, next = slots[Int(slot)].next
-        if prev != -1 { slots[Int(prev)].next = next } else { head = next }
-        if next != -1 { slots[Int(next)].prev = prev } else { tail = prev }
-        slots[Int(slot)].prev = -1
-        slots[Int(slot)].next = -1
-    }
-
-    private mutating func linkAtFront(_ slot: Int32) {
-        slots[Int(slot)].next = head
-        slots[Int(slot)].prev = -1
-        if head != -1 { slots[Int(head)].prev = slot }
-        head = slot
-        if tail == -1 { tail = slot }
+    /// Second chance: clears the flags of used entries until the hand meets an unused one.
+    private mutating func evictOne() {
+        while true {
+            if hand >= slots.count { hand = 0 }
+            let slot = hand
+            hand += 1
+            guard slots[slot].live else { continue }
+            if slots[slot].referenced {
+                slots[slot].referenced = false
+            } else {
+                remove(slot: slot)
+                return
+            }
+        }
     }
 }
