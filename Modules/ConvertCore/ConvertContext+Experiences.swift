@@ -76,7 +76,7 @@ extension ConvertContext {
     }
 
     func decide(key: String, _ installed: InstalledConfig, _ snapshot: Snapshot, enableTracking: Bool) -> BucketedVariation? {
-        guard let position = installed.config.experienceIndex(key: key) else {
+        guard let position = installed.experiencePosition(key: key) else {
             core.log.warn("no experience has the key \"\(key)\"")
             return nil
         }
@@ -90,15 +90,15 @@ extension ConvertContext {
 
     func decide(position: Int, _ installed: InstalledConfig, _ snapshot: Snapshot,
                 enableTracking: Bool) -> BucketedVariation? {
-        let experience = installed.config.experiences[position]
-        if let forced = previewVariation(experience, snapshot) {
-            return BucketedVariation(experience: experience, variation: forced, isStored: false, isPreview: true)
+        let plan = installed.plans[position]
+        if snapshot.preview != nil, let forced = previewVariation(plan.experience, snapshot) {
+            return BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true)
         }
         var tracer = SilentTracer()
         let input = input(installed, snapshot)
         let decision = DecisionEngine.decide(position, input, tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
-            core.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
+            core.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
         let quiet = snapshot.preview != nil
         var variation = decision.variation
@@ -106,25 +106,25 @@ extension ConvertContext {
             variation = record(decision, position, installed, input, enableTracking: enableTracking)
         }
         guard let variation else { return nil }
-        return BucketedVariation(experience: experience, variation: variation, isStored: !decision.isNew, isPreview: false)
+        return BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
+                                 isPreview: false)
     }
 
     /// Stores, tracks and announces what a decision found; returns the variation that holds
     /// (a concurrent decision for the same visitor may have stored first).
     private func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
                         _ input: DecisionInput, enableTracking: Bool) -> Variation? {
-        let experience = installed.config.experiences[position]
-        let ids = installed.experienceIds[position]
+        let plan = installed.plans[position]
         let events = core.events
         if decision.matchedAudiences != 0 {
             events.fire(.audiences, .audiences(AudiencesPayload(
                 visitorId: visitorId,
-                audienceIds: Self.positions(decision.matchedAudiences, in: experience.audienceIndexes)
+                audienceIds: Self.positions(decision.matchedAudiences, in: plan.audienceIndexes)
                     .map { installed.config.audiences[$0].id })))
         }
         let locations = installed.config.locations
         let locationKeys = installed.locationKeys
-        let locationIndexes = experience.locationIndexes
+        let locationIndexes = plan.locationIndexes
         var matched: UInt64 = 0, unmatched: UInt64 = 0
         if decision.locationsEvaluated {
             // Only changes against the stored set reach the store.
@@ -149,11 +149,12 @@ extension ConvertContext {
             guard decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex else {
                 return (decision.variation, false, activated, deactivated, data.storedSegments)
             }
-            if let existing = data.variation(forExperience: ids.id), existing != input.stored.variation(forExperience: ids.id),
-               let kept = ids.variationIndex(of: existing) {
-                return (experience.variations[kept], false, activated, deactivated, data.storedSegments)
+            if let existing = data.variation(forExperience: plan.id),
+               existing != input.stored.variation(forExperience: plan.id),
+               let kept = plan.variationIndex(of: existing) {
+                return (plan.variationModels[kept], false, activated, deactivated, data.storedSegments)
             }
-            data.setVariation(ids.variations[freshIndex], forExperience: ids.id)
+            data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
             return (fresh, true, activated, deactivated, data.storedSegments)
         }
         let (variation, isNew, activated, deactivated, segments) = outcome
@@ -174,10 +175,10 @@ extension ConvertContext {
                 core.ports.trackingSink.enqueue(TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: segments,
-                    payload: .bucketing(experienceId: experience.id, variationId: variation.id)))
+                    payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id)))
             }
-            events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: experience.id,
-                                                    experienceKey: experience.key, variationId: variation.id,
+            events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
+                                                    experienceKey: plan.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
         return variation

@@ -41,61 +41,61 @@ struct ExperienceDecision {
 enum DecisionEngine {
     static func decide<T: DecisionTracer>(_ position: Int, _ input: DecisionInput, tracer: inout T) -> ExperienceDecision {
         let installed = input.installed
-        let experience = installed.config.experiences[position]
-        let ids = installed.experienceIds[position]
-        if ids.archived {
+        let plan = installed.plans[position]
+        if plan.archived {
             tracer.record(.archived)
             return ExperienceDecision(reason: .archived)
         }
-        if let env = experience.environment, env != installed.environment {
+        if let env = plan.environment, env != installed.environment {
             tracer.record(.environmentMismatch(experience: env, sdk: installed.environment))
             return ExperienceDecision(reason: .environmentMismatch)
         }
-        let storedIndex = input.stored.variation(forExperience: ids.id).flatMap(ids.variationIndex)
-        let stored = storedIndex.map { experience.variations[$0] }
-        tracer.record(.storedDecision(variationId: stored?.id))
+        let storedIndex = input.stored.variation(forExperience: plan.id).flatMap(plan.variationIndex)
+        if T.recordsSteps { tracer.record(.storedDecision(variationId: storedIndex.map { plan.variationModels[$0].id })) }
         var decision = ExperienceDecision(reason: .notBucketed)
 
-        guard locationsPass(experience, input, &decision, tracer: &tracer) else {
+        guard locationsPass(plan, input, &decision, tracer: &tracer) else {
             decision.reason = .locationNotMatched
             return decision
         }
-        guard audiencesPass(experience, input, bucketed: stored != nil, &decision, tracer: &tracer) else {
+        guard audiencesPass(plan, input, bucketed: storedIndex != nil, &decision, tracer: &tracer) else {
             decision.reason = .audienceNotMatched
             return decision
         }
-        if !experience.segmentIds.isEmpty {
+        if !plan.segmentIds.isEmpty {
             let visitorSegments = input.stored.storedSegments?.customSegments ?? []
-            let matched = experience.segmentIds.contains(where: visitorSegments.contains)
-            tracer.record(.segments(required: experience.segmentIds, visitor: visitorSegments, matched: matched))
+            let matched = plan.segmentIds.contains(where: visitorSegments.contains)
+            tracer.record(.segments(required: plan.segmentIds, visitor: visitorSegments, matched: matched))
             guard matched else {
                 decision.reason = .segmentNotMatched
                 return decision
             }
         }
-        if let stored {
+        if let storedIndex {
             decision.reason = .storedDecision
-            decision.variation = stored
+            decision.variation = plan.variationModels[storedIndex]
             decision.variationIndex = storedIndex
             return decision
         }
-        let value = BucketValue.of(experienceId: experience.id, visitorId: input.visitorId, seed: input.hashSeed)
-        let range = experience.bucketTable.rangeIndex(forValue: value)
-        tracer.record(.bucket(value: value, ranges: experience.bucketTable.ranges,
-                              variationId: range.map { experience.bucketTable.ranges[$0].variationId }))
-        guard let range, ids.rangeVariations[range] >= 0 else { return decision }
-        let variation = experience.variations[ids.rangeVariations[range]]
+        let value = BucketValue.of(experienceId: plan.experienceId, visitorId: input.visitorId, seed: input.hashSeed)
+        let range = plan.bucketTable.rangeIndex(forValue: value)
+        if T.recordsSteps {
+            tracer.record(.bucket(value: value, ranges: plan.bucketTable.ranges,
+                                  variationId: range.map { plan.bucketTable.ranges[$0].variationId }))
+        }
+        guard let range, plan.rangeVariations[range] >= 0 else { return decision }
+        let index = plan.rangeVariations[range]
         decision.reason = .bucketed
-        decision.variation = variation
-        decision.variationIndex = ids.rangeVariations[range]
+        decision.variation = plan.variationModels[index]
+        decision.variationIndex = index
         decision.isNew = true
         return decision
     }
 
-    private static func locationsPass<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput,
+    private static func locationsPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: DecisionInput,
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
-        if !experience.locationIds.isEmpty {
-            let indexes = experience.locationIndexes
+        if plan.hasLocationIds {
+            let indexes = plan.locationIndexes
             guard !indexes.isEmpty else {
                 tracer.record(.noKnownLocation)
                 return false
@@ -124,9 +124,9 @@ enum DecisionEngine {
                     decision.unmatchedLocations |= bit
                 }
             }
-            return experience.locationMatching == .all ? allMatched : anyMatched
+            return plan.allLocations ? allMatched : anyMatched
         }
-        if let siteArea = experience.siteArea {
+        if let siteArea = plan.siteArea {
             let outcome = siteArea.evaluate(input.locationProperties)
             tracer.record(.siteArea(outcome: outcome))
             return outcome.matched
@@ -134,10 +134,10 @@ enum DecisionEngine {
         return true
     }
 
-    private static func audiencesPass<T: DecisionTracer>(_ experience: Experience, _ input: DecisionInput, bucketed: Bool,
+    private static func audiencesPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: DecisionInput, bucketed: Bool,
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
-        guard !experience.audienceIndexes.isEmpty else { return true }
-        let indexes = experience.audienceIndexes
+        let indexes = plan.audienceIndexes
+        guard !indexes.isEmpty else { return true }
         let installed = input.installed
         var data: [String: JSONValue]?
         var checked = 0, matched = 0
@@ -161,11 +161,11 @@ enum DecisionEngine {
             checked += 1
             var unresolved: String?
             let membership = { (key: String) -> Bool? in
-                guard let target = input.config.experienceIndex(key: key) else {
+                guard let target = installed.experiencePosition(key: key) else {
                     unresolved = key
                     return nil
                 }
-                return input.stored.hasVariation(forExperience: input.installed.experienceIds[target].id)
+                return input.stored.hasVariation(forExperience: installed.plans[target].id)
             }
             let audienceMatched: Bool
             if T.recordsSteps {
@@ -185,6 +185,6 @@ enum DecisionEngine {
         }
         guard checked > 0 else { return true }
         decision.audiencesChecked = true
-        return experience.audienceMatching == .all ? matched == checked : matched > 0
+        return plan.allAudiences ? matched == checked : matched > 0
     }
 }
