@@ -167,8 +167,9 @@ enum Benchmarks {
 }
 
 extension Benchmarks {
-    /// Splits a decision's cost into its parts (context creation, store, rules), for profiling.
-    static func breakdown(_ w: Workload) async throws {
+    /// Splits a sticky decision's cost into its parts, for profiling: context creation, location
+    /// properties, `runExperience` on built contexts (`--iterations` passes), a store lookup.
+    static func breakdown(_ w: Workload, repeats: Int) async throws {
         let store = MemoryVisitorDataStore(capacity: max(w.visitors, 1))
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "bench", networkTracking: false, persistence: .memory),
                                   ports: ConvertPorts(configSource: DirectConfigSource(bytes: w.configData), visitorStore: store,
@@ -199,22 +200,28 @@ extension Benchmarks {
             return context
         }
         t = ContinuousClock.now
-        let repeats = Int(ProcessInfo.processInfo.environment["BENCH_REPEAT"] ?? "1") ?? 1
         for _ in 0..<repeats {
             for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
         }
         let run = (ContinuousClock.now - t) / repeats
-        t = ContinuousClock.now
-        for context in contexts { _ = await context.runExperience("no-such-key", enableTracking: false) }
-        let miss = ContinuousClock.now - t
-        let keys = ids.map { VisitorKey(namespace: "10035569-10034190", visitorId: $0) }
+        let config = try sdk.config.orThrow(BenchError("no config"))
+        let keys = ids.map { VisitorKey(accountId: config.accountId, projectId: config.project.id, visitorId: $0) }
         t = ContinuousClock.now
         var found = 0
         for key in keys where store.data(for: key) != nil { found += 1 }
         let lookup = ContinuousClock.now - t
         let n = Double(ids.count)
         func ns(_ d: Duration) -> JSONValue { rounded(nanoseconds(d) / n) }
-        emit(["bench": "breakdown", "create": ns(create), "create_set": ns(createSet), "full": ns(full), "run": ns(run),
-              "unknown_key": ns(miss), "lookup": ns(lookup), "found": .number(Double(found))])
+        emit(["bench": "breakdown", "visitors": .number(n), "create_context_ns": ns(create),
+              "create_and_set_properties_ns": ns(createSet), "whole_sticky_decision_ns": ns(full),
+              "run_on_built_context_ns": ns(run), "store_lookup_ns": ns(lookup),
+              "found": .number(Double(found))])
+    }
+}
+
+extension Optional {
+    func orThrow(_ error: some Error) throws -> Wrapped {
+        guard let value = self else { throw error }
+        return value
     }
 }

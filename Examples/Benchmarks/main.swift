@@ -3,7 +3,7 @@
 import Foundation
 
 let usage = """
-usage: convert-bench <decode|decide|features|hash|track|ready|all> [--workload FILE]
+usage: convert-bench <decode|decide|features|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file]
 """
 
@@ -37,7 +37,7 @@ do {
         case "hash": Benchmarks.hash(workload)
         case "track": try await Benchmarks.track(workload)
         case "ready": try await Benchmarks.ready(workload, runs: iterations ?? 20)
-        case "breakdown": try await Benchmarks.breakdown(workload)
+        case "breakdown": try await Benchmarks.breakdown(workload, repeats: max(1, iterations ?? 1))
         default:
             FileHandle.standardError.write(Data("convert-bench: unknown command \(name)\n\(usage)\n".utf8))
             exit(2)

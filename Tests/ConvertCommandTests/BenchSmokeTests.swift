@@ -75,6 +75,16 @@ private func positive(_ value: JSONValue?) -> Bool {
         #expect((result["ms"]?.numberValue ?? 10_000) < 5_000, "ready from cache never waits for the network")
     }
 
+    @Test func breakdown() throws {
+        let result = try bench(["breakdown", "--visitors", "100", "--iterations", "2"])
+        #expect(result["bench"] == "breakdown")
+        #expect(result["found"] == 100, "every visitor decided in the warm-up pass is in the store")
+        for field in ["create_context_ns", "create_and_set_properties_ns", "whole_sticky_decision_ns",
+                      "run_on_built_context_ns", "store_lookup_ns"] {
+            #expect(positive(result[field]), "\(field)")
+        }
+    }
+
     @Test func customWorkload() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
