@@ -35,6 +35,16 @@ enum Benchmarks {
               "us_per_op": rounded(nanoseconds(elapsed) / Double(iterations) / 1000, 2)])
     }
 
+    /// A ready SDK on the workload's config, tracking off, visitors kept in `store`.
+    static func decidingSDK(_ w: Workload, store: any VisitorDataStore) async throws -> ConvertSwiftSDK {
+        let sdk = ConvertSwiftSDK(
+            configuration: ConvertConfiguration(sdkKey: "bench", networkTracking: false, persistence: .memory),
+            ports: ConvertPorts(configSource: DirectConfigSource(bytes: w.configData), visitorStore: store,
+                                visitorIdStore: MemoryVisitorIdStore(), trackingSink: DiscardingTrackingSink()))
+        try await sdk.ready()
+        return sdk
+    }
+
     static func decide(_ w: Workload, mode: String) async throws {
         let store: any VisitorDataStore
         var directory: URL?
@@ -48,11 +58,7 @@ enum Benchmarks {
         default: throw BenchError("--mode must be persist, nopersist or file")
         }
         defer { if let directory { try? FileManager.default.removeItem(at: directory) } }
-        let configuration = ConvertConfiguration(sdkKey: "bench", networkTracking: false, persistence: .memory)
-        let sdk = ConvertSwiftSDK(configuration: configuration, ports: ConvertPorts(
-            configSource: DirectConfigSource(bytes: w.configData), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
-            trackingSink: DiscardingTrackingSink()))
-        try await sdk.ready()
+        let sdk = try await decidingSDK(w, store: store)
         let ids = (0..<w.visitors).map { w.visitorPrefix + String($0) }
         let rssBefore = currentRSSKilobytes()
         var counts: [String: Int] = [:]
@@ -171,10 +177,7 @@ extension Benchmarks {
     /// properties, `runExperience` on built contexts (`--iterations` passes), a store lookup.
     static func breakdown(_ w: Workload, repeats: Int) async throws {
         let store = MemoryVisitorDataStore(capacity: max(w.visitors, 1))
-        let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "bench", networkTracking: false, persistence: .memory),
-                                  ports: ConvertPorts(configSource: DirectConfigSource(bytes: w.configData), visitorStore: store,
-                                                      visitorIdStore: MemoryVisitorIdStore(), trackingSink: DiscardingTrackingSink()))
-        try await sdk.ready()
+        let sdk = try await decidingSDK(w, store: store)
         let ids = (0..<w.visitors).map { w.visitorPrefix + String($0) }
         for id in ids {
             let context = sdk.createContext(visitorId: id, attributes: w.attributes)
@@ -204,7 +207,7 @@ extension Benchmarks {
             for context in contexts { _ = await context.runExperience(w.experienceKey, enableTracking: false) }
         }
         let run = (ContinuousClock.now - t) / repeats
-        let config = try sdk.config.orThrow(BenchError("no config"))
+        guard let config = sdk.config else { throw BenchError("the SDK has no config after ready()") }
         let keys = ids.map { VisitorKey(accountId: config.accountId, projectId: config.project.id, visitorId: $0) }
         t = ContinuousClock.now
         var found = 0
@@ -216,12 +219,5 @@ extension Benchmarks {
               "create_and_set_properties_ns": ns(createSet), "whole_sticky_decision_ns": ns(full),
               "run_on_built_context_ns": ns(run), "store_lookup_ns": ns(lookup),
               "found": .number(Double(found))])
-    }
-}
-
-extension Optional {
-    func orThrow(_ error: some Error) throws -> Wrapped {
-        guard let value = self else { throw error }
-        return value
     }
 }

@@ -33,7 +33,7 @@ extension ConvertContext {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
                                  reason: .notReady, variationId: nil, variationKey: nil)
         }
-        guard let position = installed.config.experienceIndex(key: key) else {
+        guard let position = installed.experiencePosition(key: key) else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
                                  steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
                                  variationId: nil, variationKey: nil)
@@ -91,7 +91,7 @@ extension ConvertContext {
     func decide(position: Int, _ installed: InstalledConfig, _ snapshot: Snapshot,
                 enableTracking: Bool) -> BucketedVariation? {
         let plan = installed.plans[position]
-        if snapshot.preview != nil, let forced = previewVariation(plan.experience, snapshot) {
+        if let forced = previewVariation(plan.experience, snapshot) {
             return BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true)
         }
         var tracer = SilentTracer()

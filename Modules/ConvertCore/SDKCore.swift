@@ -104,9 +104,8 @@ final class ExperiencePlan: Sendable {
         self.variations = variations
         bucketTable = experience.bucketTable
         self.archived = archived
-        let all = experience.variations
         rangeVariations = experience.bucketTable.ranges.map { range in
-            all.firstIndex { $0.id == range.variationId } ?? -1
+            experience.variations.firstIndex { $0.id == range.variationId } ?? -1
         }
         environment = experience.environment
         hasLocationIds = !experience.locationIds.isEmpty

@@ -139,7 +139,7 @@ public struct VisitorTable {
     // MARK: Insert and remove
 
     private mutating func insert(_ key: VisitorKey, _ data: VisitorData) {
-        if let capacity, count >= capacity, count > 0 { evictOne() }
+        if let capacity, count >= capacity { evictOne() }
         if (count + 1) * 4 > (mask + 1) * 3 { grow() }
         var id = key.visitorId
         let offset = arena.count
@@ -186,7 +186,6 @@ public struct VisitorTable {
         arenaGarbage += Int(slots[slot].idLength)
         slots[slot].data = VisitorData()
         slots[slot].live = false
-        slots[slot].idLength = 0
         slots[slot].idOffset = freeSlot
         freeSlot = UInt32(slot)
         count -= 1
