@@ -119,7 +119,8 @@ public enum JavaScriptNumber {
                 normalized = bytes.filter { $0 != UInt8(ascii: ",") }
             }
         }
-        return Double(String(decoding: normalized, as: UTF8.self))
+        // JS keeps a string whose value overflows to Infinity a string.
+        return Double(String(decoding: normalized, as: UTF8.self)).flatMap { $0.isFinite ? $0 : nil }
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
@@ -180,7 +181,7 @@ extension JavaScriptNumber {
     /// JavaScript's `parseInt(text)`: the leading integer after optional white space and sign
     /// (`"0x"` reads hexadecimal); `nil` where JS gives NaN.
     public static func parseInt(_ text: String) -> Double? {
-        var bytes = Substring(text).drop { $0.isWhitespace }.utf8[...]
+        var bytes = Substring(Text.trimmed(text)).utf8[...]
         var sign = 1.0
         if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
             if first == UInt8(ascii: "-") { sign = -1 }
@@ -210,7 +211,7 @@ extension JavaScriptNumber {
     /// JavaScript's `parseFloat(text)`: the longest leading decimal literal (or `Infinity`);
     /// `nil` where JS gives NaN.
     public static func parseFloat(_ text: String) -> Double? {
-        let bytes = Array(Substring(text).drop { $0.isWhitespace }.utf8)
+        let bytes = Array(Substring(Text.trimmed(text)).utf8)
         var i = 0
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") { i += 1 }
         if bytes[i...].starts(with: "Infinity".utf8) {
@@ -236,5 +237,138 @@ extension JavaScriptNumber {
         var literal = String(decoding: bytes[..<end], as: UTF8.self)
         if literal.hasSuffix(".") { literal.removeLast() }
         return Double(literal)
+    }
+}
+
+extension JavaScriptNumber {
+    /// JavaScript's `Number(value)` for a JSON value; `nil` (absent) reads as NaN.
+    ///
+    /// Numbers as they are; `true` 1, `false` and `null` 0; strings by ``number(parsing:)``;
+    /// arrays through their string form (`[]` 0, `[12]` 12, `[1, 2]` and `[true]` NaN); objects NaN.
+    public static func number(_ value: JSONValue?) -> Double {
+        switch value {
+        case nil: return .nan
+        case .null?: return 0
+        case .bool(let b)?: return b ? 1 : 0
+        case .number(let n)?: return n
+        case .string(let s)?: return number(parsing: s)
+        case .array?: return number(parsing: value!.javaScriptString)
+        case .object?: return .nan
+        }
+    }
+
+    /// JavaScript's `Number(text)`: white space trimmed, `""` 0, decimal literals with an optional
+    /// sign and exponent, `Infinity`, and unsigned `0x`/`0o`/`0b` integers; anything else NaN.
+    public static func number(parsing text: String) -> Double {
+        let bytes = Array(Substring(Text.trimmed(text)).utf8)
+        if bytes.isEmpty { return 0 }
+        if bytes.count > 2, bytes[0] == UInt8(ascii: "0") {
+            let radix: Double?
+            switch bytes[1] | 0x20 {
+            case UInt8(ascii: "x"): radix = 16
+            case UInt8(ascii: "o"): radix = 8
+            case UInt8(ascii: "b"): radix = 2
+            default: radix = nil
+            }
+            if let radix {
+                var value = 0.0
+                for byte in bytes[2...] {
+                    guard let digit = hexDigit(byte), Double(digit) < radix else { return .nan }
+                    value = value * radix + Double(digit)
+                }
+                return value
+            }
+        }
+        var i = 0
+        var sign = 1.0
+        if bytes[0] == UInt8(ascii: "+") || bytes[0] == UInt8(ascii: "-") {
+            sign = bytes[0] == UInt8(ascii: "-") ? -1 : 1
+            i = 1
+        }
+        if bytes[i...].elementsEqual("Infinity".utf8) { return sign * .infinity }
+        var mantissa = 0
+        while i < bytes.count, isDigit(bytes[i]) { i += 1; mantissa += 1 }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            while i < bytes.count, isDigit(bytes[i]) { i += 1; mantissa += 1 }
+        }
+        guard mantissa > 0 else { return .nan }
+        if i < bytes.count, bytes[i] | 0x20 == UInt8(ascii: "e") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            var exponent = 0
+            while i < bytes.count, isDigit(bytes[i]) { i += 1; exponent += 1 }
+            guard exponent > 0 else { return .nan }
+        }
+        guard i == bytes.count else { return .nan }
+        var literal = String(decoding: bytes, as: UTF8.self)
+        // Swift's parser wants a digit on both sides of the point ("5." and ".5" are JS literals).
+        if literal.contains(".") {
+            literal = literal.replacingOccurrences(of: ".e", with: ".0e").replacingOccurrences(of: ".E", with: ".0E")
+            if literal.hasSuffix(".") { literal += "0" }
+        }
+        return Double(literal) ?? .nan
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 0x30...0x39: return Int(byte - 0x30)
+        case 0x61...0x66: return Int(byte - 0x61 + 10)
+        case 0x41...0x46: return Int(byte - 0x41 + 10)
+        default: return nil
+        }
+    }
+}
+
+extension JSONValue {
+    /// `overlay` merged into `base` the way Convert's JavaScript SDK merges visitor data: a key in
+    /// both takes the overlay's value, except that two arrays are united (the overlay's elements
+    /// first, repeated scalars once) and two objects are merged member by member.
+    public static func deepMerging(_ base: [String: JSONValue], _ overlay: [String: JSONValue]) -> [String: JSONValue] {
+        var merged = base
+        for (key, new) in overlay {
+            guard let old = merged[key] else {
+                merged[key] = new
+                continue
+            }
+            switch (old, new) {
+            case (.array(let oldElements), .array(let newElements)):
+                merged[key] = .array(uniting(newElements, oldElements))
+            case (.object(let oldMembers), .object(let newMembers)):
+                merged[key] = .object(deepMerging(oldMembers, newMembers))
+            case (.object, .array), (.array, .object):
+                // JS merges the two into a new object, an array's indexes becoming keys.
+                merged[key] = .object(deepMerging(old.membersByIndex, new.membersByIndex))
+            default:
+                merged[key] = new
+            }
+        }
+        return merged
+    }
+
+    /// An object's members, or an array's elements keyed by their index.
+    private var membersByIndex: [String: JSONValue] {
+        switch self {
+        case .object(let members): return members
+        case .array(let elements):
+            var indexed: [String: JSONValue] = [:]
+            for (i, element) in elements.enumerated() { indexed[String(i)] = element }
+            return indexed
+        default: return [:]
+        }
+    }
+
+    /// `[...new Set([...first, ...second])]`: scalars compare by value, arrays and objects by
+    /// identity (so they are never merged away).
+    private static func uniting(_ first: [JSONValue], _ second: [JSONValue]) -> [JSONValue] {
+        var out: [JSONValue] = []
+        var seen = Set<JSONValue>()
+        for element in first + second {
+            switch element {
+            case .array, .object: out.append(element)
+            default: if seen.insert(element).inserted { out.append(element) }
+            }
+        }
+        return out
     }
 }

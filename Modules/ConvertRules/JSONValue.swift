@@ -93,7 +93,8 @@ extension JSONValue: Codable {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let b): try container.encode(b)
-        case .number(let n): try container.encode(n)
+        // As JSON.stringify does: JSON has no NaN or Infinity, so they encode as null.
+        case .number(let n): if n.isFinite { try container.encode(n) } else { try container.encodeNil() }
         case .string(let s): try container.encode(s)
         case .array(let a): try container.encode(a)
         case .object(let o): try container.encode(o)

@@ -14,10 +14,12 @@ public enum MatchType: String, Sendable, CaseIterable {
     case notExists = "not_exists"
     case doesNotExist
 
-    /// Whether the operator judges presence itself, so an absent key is an input, not a miss.
+    /// Whether the operator judges presence itself: a leaf may omit `value`, and an absent key
+    /// (or empty data) is evaluated as an undefined value instead of failing the leaf.
+    /// `not_exists` is not one of them: it needs a `value`, and an absent key makes it false.
     public var judgesPresence: Bool {
         switch self {
-        case .exists, .notExists, .doesNotExist: return true
+        case .exists, .doesNotExist: return true
         default: return false
         }
     }

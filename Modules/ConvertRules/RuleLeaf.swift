@@ -144,31 +144,32 @@ extension RuleLeaf: Hashable {
 
 /// The rule value in the form its operator needs, computed once when the leaf is built.
 enum PreparedValue: @unchecked Sendable {
-    // NSRegularExpression is immutable once built and documented thread-safe for matching.
     case none
     case lowered(String)
     case ordered(Comparable)
     case candidates(Set<String>)
     case pattern(NSRegularExpression?)
 
+    /// A value as `less`/`lessEqual` see it: JS compares two values of the same `typeof` only.
     enum Comparable: Sendable {
         case number(Double)
         case text(String)
+        case boolean(Bool)
         case other
     }
 
     init(matchType: MatchType, value: JSONValue) {
         switch matchType {
         case .equals, .equalsNumber, .matches, .contains, .startsWith, .endsWith:
-            self = .lowered(value.javaScriptString.lowercased())
+            self = .lowered(Text.lowercased(value.javaScriptString))
         case .less, .lessEqual:
             self = .ordered(Comparable(value))
         case .isIn:
             switch value {
             case .string(let s):
-                self = .candidates(Set(s.split(separator: "|", omittingEmptySubsequences: false).map { $0.lowercased() }))
+                self = .candidates(Set(s.split(separator: "|", omittingEmptySubsequences: false).map { Text.lowercased(String($0)) }))
             case .array(let elements):
-                self = .candidates(Set(elements.map { $0.javaScriptString.lowercased() }))
+                self = .candidates(Set(elements.map { Text.lowercased($0.javaScriptString) }))
             default:
                 self = .candidates([])
             }
@@ -184,6 +185,7 @@ extension PreparedValue.Comparable {
     init(_ value: JSONValue) {
         switch value {
         case .number(let n): self = .number(n)
+        case .bool(let b): self = .boolean(b)
         case .string(let s): self = JavaScriptNumber.parseNumeric(s).map { .number($0) } ?? .text(s)
         default: self = .other
         }

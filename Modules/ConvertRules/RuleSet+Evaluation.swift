@@ -1,3 +1,5 @@
+import Foundation
+
 extension RuleSet {
     /// Whether `data` satisfies the rule set.
     ///
@@ -88,26 +90,22 @@ extension RuleLeaf {
     public func evaluate(_ data: [String: JSONValue]) -> LeafVerdict {
         if let invalidReason { return .invalidLeaf(invalidReason) }
         guard let matchType else { return .unknownMatchType(matchTypeName ?? "") }
-        if data.isEmpty { return .emptyData }
-        let found = key.flatMap { Self.lookup($0, in: data) }
-        if matchType.judgesPresence {
-            let present = found.map(Self.isPresent) ?? false
-            return verdict(matchType == .exists ? present : !present)
+        let found = data.isEmpty ? nil : key.flatMap { Self.lookup($0, in: data) }
+        guard let visitor = found else {
+            if matchType.judgesPresence { return verdict(matchType == .doesNotExist) }
+            return data.isEmpty ? .emptyData : .missingKey
         }
-        guard let visitor = found else { return .missingKey }
         return compare(visitor, matchType)
     }
 
     /// Whether the leaf holds for `data`: `evaluate(data).isMatch` without building a verdict.
     func holds(_ data: [String: JSONValue]) -> Bool {
         let s = storage
-        guard s.invalidReason == nil, let matchType = s.matchType, !data.isEmpty else { return false }
-        let found = s.key.flatMap { Self.lookup($0, in: data) }
-        if matchType.judgesPresence {
-            let present = found.map(Self.isPresent) ?? false
-            return (matchType == .exists ? present : !present) != s.negated
+        guard s.invalidReason == nil, let matchType = s.matchType else { return false }
+        let found = data.isEmpty ? nil : s.key.flatMap { Self.lookup($0, in: data) }
+        guard let visitor = found else {
+            return matchType.judgesPresence && (matchType == .doesNotExist) != s.negated
         }
-        guard let visitor = found else { return false }
         // The common operators on scalar values, without copying the prepared value out.
         switch matchType {
         case .equals, .equalsNumber, .matches:
@@ -160,21 +158,26 @@ extension RuleLeaf {
         case (.equals, .lowered(let t)), (.equalsNumber, .lowered(let t)), (.matches, .lowered(let t)):
             return verdict(equals(visitor, loweredTarget: t))
         case (.contains, .lowered(let t)):
-            if t.allSatisfy(\.isWhitespace) { return verdict(true) }
-            return verdict(Text.contains(visitor.javaScriptString.lowercased(), t))
+            if Text.isBlank(t) { return verdict(true) }
+            return verdict(Text.contains(Text.lowercased(visitor.javaScriptString), t))
         case (.startsWith, .lowered(let t)):
-            return verdict(visitor.javaScriptString.lowercased().utf8.starts(with: t.utf8))
+            return verdict(Text.lowercased(visitor.javaScriptString).utf8.starts(with: t.utf8))
         case (.endsWith, .lowered(let t)):
-            return verdict(Text.hasSuffix(visitor.javaScriptString.lowercased(), t))
+            return verdict(Text.hasSuffix(Text.lowercased(visitor.javaScriptString), t))
         case (.less, .ordered(let t)), (.lessEqual, .ordered(let t)):
             guard let order = Text.order(PreparedValue.Comparable(visitor), t) else { return .incomparable }
             return verdict(matchType == .less ? order < 0 : order <= 0)
+        case (.exists, _):
+            return verdict(Self.isPresent(visitor))
+        case (.doesNotExist, _), (.notExists, _):
+            return verdict(!Self.isPresent(visitor))
         case (.isIn, .candidates(let candidates)):
             let pieces = visitor.javaScriptString.split(separator: "|", omittingEmptySubsequences: false)
             return verdict(pieces.contains { candidates.contains(String($0)) })
         case (.regexMatches, .pattern(let regex)):
             guard let regex else { return .invalidPattern }
-            return verdict(Text.search(regex, in: visitor.javaScriptString.lowercased()))
+            let text = Text.lowercased(visitor.javaScriptString)
+            return verdict(regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil)
         default:
             return .invalidLeaf("value does not suit match_type \(matchType.rawValue)")
         }

@@ -127,15 +127,25 @@ import Testing
     }
 
     @Test(arguments: ["not_exists", "doesNotExist"])
-    func notExists(match: String) {
-        #expect(check(["other": "v"], "k", match, "") == (true, false))
+    func notExistsOnAPresentKey(match: String) {
         #expect(check(["k": "v"], "k", match, "") == (false, true))
         #expect(check(["k": nil], "k", match, "") == (true, false))
+        #expect(check(["k": ""], "k", match, "") == (true, false))
     }
 
-    @Test func presenceOperatorsNeedNoValue() {
+    @Test func doesNotExistOnAnAbsentKeyIsTrueAndNegatable() {
+        #expect(check(["other": "v"], "k", "doesNotExist", "") == (true, false))
+    }
+
+    @Test func notExistsOnAnAbsentKeyIsFalseEvenNegated() {
+        #expect(check(["other": "v"], "k", "not_exists", "") == (false, false))
+    }
+
+    @Test func onlyExistsAndDoesNotExistMayOmitTheValue() {
         #expect(rule("k", "exists", nil).matches(["k": 1]))
-        #expect(rule("k", "not_exists", nil).matches(["j": 1]))
+        #expect(rule("k", "doesNotExist", nil).matches(["j": 1]))
+        #expect(rule("k", "not_exists", nil).leaves.first?.invalidReason != nil)
+        #expect(!rule("k", "not_exists", nil).matches(["k": nil]))
         #expect(rule("k", "equals", nil).leaves.first?.invalidReason != nil)
     }
 }
