@@ -2,7 +2,8 @@
 public struct BucketArm: Sendable, Hashable {
     /// The variation id.
     public let id: String
-    /// The traffic share in percent (may be fractional); `nil` or NaN means 100.
+    /// The traffic share in percent (may be fractional), as JavaScript's `Number()` reads the
+    /// config's `traffic_allocation`: `nil` when absent, NaN when present but not numeric.
     public let trafficAllocation: Double?
     /// Whether the arm takes traffic (a variation whose status is absent or `"running"`).
     public let isActive: Bool
@@ -13,7 +14,7 @@ public struct BucketArm: Sendable, Hashable {
         self.isActive = isActive
     }
 
-    /// The allocation with the absent/NaN default of 100 applied.
+    /// The anchored layout's allocation: the absent/NaN default of 100 applied.
     public var allocation: Double {
         guard let trafficAllocation, !trafficAllocation.isNaN else { return 100 }
         return trafficAllocation
@@ -28,7 +29,7 @@ public enum BucketLayout: String, Sendable, Hashable {
     case anchored
 
     /// The layout an experience of this version uses: anchored above 11, packed otherwise
-    /// (including a missing version).
+    /// (including a missing or NaN version).
     public init(version: Double?) {
         if let version, version > 11 { self = .anchored } else { self = .packed }
     }

@@ -62,14 +62,17 @@ public struct BucketTable: Sendable, Hashable {
     private static func packed(_ arms: [BucketArm]) -> [Range] {
         var weights: [(id: String, weight: Double)] = []
         var position: [String: Int] = [:]
-        for arm in arms where arm.isActive {
+        for arm in arms where arm.isActive && !arm.id.isEmpty {
             if let t = arm.trafficAllocation, !t.isNaN, t <= 0 { continue }
+            // JS weighs an absent allocation 100 and keeps a NaN one: the running total turns
+            // NaN, so that arm and every arm after it can never win.
+            let weight = arm.trafficAllocation ?? 100
             // A JS object keeps a repeated key at its first position with its last value.
             if let at = position[arm.id] {
-                weights[at].weight = arm.allocation
+                weights[at].weight = weight
             } else {
                 position[arm.id] = weights.count
-                weights.append((arm.id, arm.allocation))
+                weights.append((arm.id, weight))
             }
         }
         var cumulative = 0.0
@@ -81,6 +84,7 @@ public struct BucketTable: Sendable, Hashable {
     }
 
     private static func anchored(_ arms: [BucketArm]) -> [Range] {
+        let arms = arms.filter { !$0.id.isEmpty }
         let total = arms.reduce(0.0) { $0 + $1.allocation }
         guard total > 0 else { return [] }
         var cumulative = 0.0

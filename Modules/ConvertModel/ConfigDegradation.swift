@@ -11,6 +11,9 @@ public struct ConfigDegradation: Sendable, Hashable, CustomStringConvertible {
         case droppedElement = "dropped"
         /// A field of the wrong type was ignored; its element was kept with a default.
         case ignoredField = "ignored"
+        /// A field of another type was read as JavaScript's `Number()` reads it (`"12"` → 12,
+        /// `true` → 1, an object → NaN), which is how Convert's JavaScript SDK uses it.
+        case coercedField = "coerced"
     }
 
     /// The JSON path of the element or field, e.g. `experiences[2].variations[0]`.
@@ -35,6 +38,10 @@ struct DegradationLog {
 
     mutating func drop(_ path: String, _ reason: String) {
         entries.append(ConfigDegradation(path: path, kind: .droppedElement, reason: reason))
+    }
+
+    mutating func coerce(_ path: String, _ reason: String) {
+        entries.append(ConfigDegradation(path: path, kind: .coercedField, reason: reason))
     }
 
     mutating func ignore(_ path: String, _ reason: String) {

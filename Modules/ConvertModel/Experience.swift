@@ -75,9 +75,11 @@ public struct Experience: Sendable, Hashable {
     public var name: String? { storage.name }
     public var type: String? { storage.type }
     public var status: String? { storage.status }
-    /// `version` read as a number (a numeric string counts); decides the bucket layout.
+    /// `version` as JavaScript's `Number()` reads it (`nil` when absent, NaN when not numeric);
+    /// above 11 the anchored bucket layout is used.
     public var version: Double? { storage.version }
-    /// The environment the experience runs in, if it is limited to one.
+    /// The environment the experience runs in, if it is limited to one; an empty or null
+    /// `environment` limits nothing (the JavaScript SDK only checks a truthy one).
     public var environment: String? { storage.environment }
     public var environments: [String] { storage.environments }
     public var locationIds: [String] { storage.locationIds }
@@ -87,6 +89,8 @@ public struct Experience: Sendable, Hashable {
     public var audienceIds: [String] { storage.audienceIds }
     public var goalIds: [String] { storage.goalIds }
     public var audienceMatching: MatchingOption { storage.audienceMatching }
+    /// `matching_options.locations` as written. Decisions never read it: as in the JavaScript SDK,
+    /// one matching location is enough whatever it says.
     public var locationMatching: MatchingOption { storage.locationMatching }
     public var variations: [Variation] { storage.variations }
     /// The precomputed bucket ranges of ``variations``.
@@ -143,7 +147,7 @@ public struct Experience: Sendable, Hashable {
     public static func == (lhs: Experience, rhs: Experience) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.id == rhs.id && lhs.key == rhs.key && lhs.name == rhs.name && lhs.type == rhs.type
-                && lhs.status == rhs.status && lhs.version == rhs.version && lhs.environment == rhs.environment
+                && lhs.status == rhs.status && lhs.version?.bitPattern == rhs.version?.bitPattern && lhs.environment == rhs.environment
                 && lhs.environments == rhs.environments && lhs.locationIds == rhs.locationIds
                 && lhs.siteArea == rhs.siteArea && lhs.audienceIds == rhs.audienceIds && lhs.goalIds == rhs.goalIds
                 && lhs.audienceMatching == rhs.audienceMatching && lhs.locationMatching == rhs.locationMatching
@@ -166,8 +170,8 @@ public struct Experience: Sendable, Hashable {
             name: f.string("name", &log),
             type: f.string("type", &log),
             status: f.string("status", &log),
-            version: f.number("version", &log),
-            environment: f.string("environment", &log),
+            version: f.javaScriptNumber("version", &log),
+            environment: f.raw("environment").flatMap { $0.isTruthy ? Fields.identifier($0) : nil },
             environments: f.identifiers("environments", &log),
             locationIds: f.identifiers("locations", &log),
             siteArea: f.rules("site_area", &log),

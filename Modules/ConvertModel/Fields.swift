@@ -56,6 +56,20 @@ struct Fields {
         return nil
     }
 
+    /// A number read as JavaScript's `Number(x)` reads it; `nil` when the key is absent (JS's
+    /// `undefined`, itself NaN). A value that is not a JSON number or a numeric string is reported
+    /// with what it was read as.
+    func javaScriptNumber(_ key: String, _ log: inout DegradationLog) -> Double? {
+        guard let value = members[key] else { return nil }
+        let number = JavaScriptNumber.number(value)
+        switch value {
+        case .number: break
+        case .string where number.isFinite: break
+        default: log.coerce(childPath(key), "\(value.kindName) read as \(JavaScriptNumber.string(number))")
+        }
+        return number
+    }
+
     /// An array's elements; missing or null gives none, another type is reported.
     func array(_ key: String, _ log: inout DegradationLog) -> [JSONValue] {
         guard let value = members[key], !value.isNull else { return [] }

@@ -8,15 +8,17 @@ public struct Variation: Sendable, Hashable {
         let key: String?
         let name: String?
         let status: String?
+        let isActive: Bool
         let trafficAllocation: Double?
         let changes: [VariationChange]
 
-        init(id: String, key: String?, name: String?, status: String?, trafficAllocation: Double?,
+        init(id: String, key: String?, name: String?, status: String?, isActive: Bool, trafficAllocation: Double?,
              changes: [VariationChange]) {
             self.id = id
             self.key = key
             self.name = name
             self.status = status
+            self.isActive = isActive
             self.trafficAllocation = trafficAllocation
             self.changes = changes
         }
@@ -27,23 +29,35 @@ public struct Variation: Sendable, Hashable {
     public var id: String { storage.id }
     public var key: String? { storage.key }
     public var name: String? { storage.name }
-    /// `status` as written; absent or `"running"` means the arm takes traffic.
+    /// `status` as written (a number printed); see ``isActive``.
     public var status: String? { storage.status }
-    /// The traffic share in percent; `nil` when absent or unreadable (bucketing then uses 100).
+    /// The traffic share in percent as JavaScript's `Number()` reads `traffic_allocation`:
+    /// `nil` when absent, NaN when present but not numeric (a non-numeric string, an object).
+    /// Bucketing treats absent as 100 and NaN the way the JavaScript SDK does (``BucketArm``).
     public var trafficAllocation: Double? { storage.trafficAllocation }
     /// The changes the arm applies, feature changes among them.
     public var changes: [VariationChange] { storage.changes }
 
     public init(id: String, key: String? = nil, name: String? = nil, status: String? = nil,
                 trafficAllocation: Double? = nil, changes: [VariationChange] = []) {
-        storage = Storage(id: id, key: key, name: name, status: status, trafficAllocation: trafficAllocation,
-                          changes: changes)
+        self.init(id: id, key: key, name: name, status: status,
+                  isActive: status == nil || status == "" || status == Self.runningStatus,
+                  trafficAllocation: trafficAllocation, changes: changes)
     }
+
+    init(id: String, key: String?, name: String?, status: String?, isActive: Bool, trafficAllocation: Double?,
+         changes: [VariationChange]) {
+        storage = Storage(id: id, key: key, name: name, status: status, isActive: isActive,
+                          trafficAllocation: trafficAllocation, changes: changes)
+    }
+
+    static let runningStatus = "running"
 
     public static func == (lhs: Variation, rhs: Variation) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.id == rhs.id && lhs.key == rhs.key && lhs.name == rhs.name && lhs.status == rhs.status
-                && lhs.trafficAllocation == rhs.trafficAllocation && lhs.changes == rhs.changes)
+                && lhs.isActive == rhs.isActive && lhs.trafficAllocation?.bitPattern == rhs.trafficAllocation?.bitPattern
+                && lhs.changes == rhs.changes)
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -52,8 +66,9 @@ public struct Variation: Sendable, Hashable {
         hasher.combine(changes)
     }
 
-    /// Whether the arm takes traffic.
-    public var isActive: Bool { status == nil || status == "running" }
+    /// Whether the arm takes traffic: its `status` is falsy in JavaScript's sense (absent, null,
+    /// `""`, `false`, `0`) or exactly `"running"`.
+    public var isActive: Bool { storage.isActive }
 
     /// The change that carries the feature with this id, if any.
     public func featureChange(featureId: String) -> VariationChange? {
@@ -62,12 +77,14 @@ public struct Variation: Sendable, Hashable {
 
     static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Variation, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("variation has no id")) }
+        let status = f.raw("status")
         return .success(Variation(
             id: id,
             key: f.string("key", &log),
             name: f.string("name", &log),
             status: f.string("status", &log),
-            trafficAllocation: f.number("traffic_allocation", &log),
+            isActive: status.map { !$0.isTruthy || $0 == .string(runningStatus) } ?? true,
+            trafficAllocation: f.javaScriptNumber("traffic_allocation", &log),
             changes: f.elements("changes", &log, VariationChange.decode)))
     }
 }

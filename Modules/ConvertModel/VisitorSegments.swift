@@ -26,6 +26,9 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
         self.customSegments = customSegments
     }
 
+    /// The report key that holds custom segment ids.
+    public static let customSegmentsKey = "customSegments"
+
     /// The report keys, in wire order.
     public static let reportKeys = ["country", "browser", "devices", "source", "campaign", "visitorType", "customSegments"]
 
@@ -60,12 +63,18 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
         return out
     }
 
-    /// `other`'s set keys written over these.
+    /// `other`'s set keys written over these, as the JavaScript SDK stores segments: a text key
+    /// is replaced, a list is united with the stored one (`other`'s ids first, each id once).
     public func merging(_ other: VisitorSegments) -> VisitorSegments {
-        VisitorSegments(country: other.country ?? country, browser: other.browser ?? browser,
-                        devices: other.devices ?? devices, source: other.source ?? source,
-                        campaign: other.campaign ?? campaign, visitorType: other.visitorType ?? visitorType,
-                        customSegments: other.customSegments ?? customSegments)
+        func unite(_ new: [String]?, _ old: [String]?) -> [String]? {
+            guard let new, let old else { return new ?? old }
+            var seen = Set<String>()
+            return (new + old).filter { seen.insert($0).inserted }
+        }
+        return VisitorSegments(country: other.country ?? country, browser: other.browser ?? browser,
+                               devices: unite(other.devices, devices), source: other.source ?? source,
+                               campaign: other.campaign ?? campaign, visitorType: other.visitorType ?? visitorType,
+                               customSegments: unite(other.customSegments, customSegments))
     }
 }
 
