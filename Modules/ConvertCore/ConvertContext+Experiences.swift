@@ -57,7 +57,10 @@ extension ConvertContext {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")
             return nil
         }
-        if let installed = core.current { return installed }
+        if let installed = core.current {
+            storeCreationSegments(installed)
+            return installed
+        }
         core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
         return nil
     }

@@ -20,6 +20,10 @@ public final class ConvertContext: @unchecked Sendable {
     private var attributes: [String: JSONValue]
     private var locationProperties: [String: JSONValue] = [:]
     private var preview: PreviewTarget?
+    /// The report keys among the creation attributes, stored as the visitor's segments once a
+    /// config is installed (`nil` when there are none, or when the context previews).
+    private let creationSegments: VisitorSegments?
+    private var creationSegmentsStored = false
 
     /// `KeyHash.hash64(visitorId)`, computed once for every store lookup this context makes.
     let visitorHash: UInt64
@@ -46,6 +50,25 @@ public final class ConvertContext: @unchecked Sendable {
         if let visitorIdProblem { core.log.warn("context not usable: \(visitorIdProblem)") }
         if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
             preview = PreviewTarget(parsing: raw)
+        }
+        let segments = VisitorSegments(filtering: attributes)
+        creationSegments = segments.isEmpty || preview != nil || visitorIdProblem != nil ? nil : segments
+        if creationSegments != nil, let installed = core.current { storeCreationSegments(installed) }
+    }
+
+    /// Stores the creation attributes' report keys, once, as `setDefaultSegments` would (without
+    /// announcing them): the JavaScript SDK does so when a context is created, so a returning
+    /// visitor keeps them and segment-gated experiences see them.
+    func storeCreationSegments(_ installed: InstalledConfig) {
+        guard let creationSegments else { return }
+        let first: Bool = lock.withLock {
+            defer { creationSegmentsStored = true }
+            return !creationSegmentsStored
+        }
+        guard first else { return }
+        core.ports.visitorStore.update(storeKey(installed)) { data -> Void in
+            let merged = data.segments.merging(creationSegments)
+            if merged != data.segments { data.segments = merged }
         }
     }
 

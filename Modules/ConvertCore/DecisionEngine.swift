@@ -15,6 +15,15 @@ struct DecisionInput {
     let hashSeed: UInt32
 }
 
+extension DecisionInput {
+    /// Audience data: the visitor's stored segments deep-merged with the context's attributes
+    /// (attributes win; arrays are united), as the JavaScript SDK builds it.
+    var audienceData: [String: JSONValue] {
+        guard let segments = stored.storedSegments, !segments.isEmpty else { return attributes }
+        return JSONValue.deepMerging(segments.ruleData, attributes)
+    }
+}
+
 /// What deciding found, before any side effect.
 struct ExperienceDecision {
     var reason: DecisionReason
@@ -63,7 +72,7 @@ enum DecisionEngine {
             return decision
         }
         if !plan.segmentIds.isEmpty {
-            let visitorSegments = input.stored.storedSegments?.customSegments ?? []
+            let visitorSegments = Self.customSegments(in: input.audienceData)
             let matched = plan.segmentIds.contains(where: visitorSegments.contains)
             tracer.record(.segments(required: plan.segmentIds, visitor: visitorSegments, matched: matched))
             guard matched else {
@@ -92,6 +101,16 @@ enum DecisionEngine {
         return decision
     }
 
+    /// The visitor's custom segment ids in audience data: an array's elements, or one id when it
+    /// is a single value.
+    private static func customSegments(in data: [String: JSONValue]) -> [String] {
+        switch data[VisitorSegments.customSegmentsKey] {
+        case nil, .null?: return []
+        case .array(let ids)?: return ids.map(\.javaScriptString)
+        case let id?: return [id.javaScriptString]
+        }
+    }
+
     private static func locationsPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: DecisionInput,
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
         if plan.hasLocationIds {
@@ -101,7 +120,7 @@ enum DecisionEngine {
                 return false
             }
             decision.locationsEvaluated = true
-            var anyMatched = false, allMatched = true
+            var anyMatched = false
             let properties = input.locationProperties
             let rules = input.installed.locationRules
             for (position, index) in indexes.enumerated() {
@@ -120,11 +139,10 @@ enum DecisionEngine {
                     anyMatched = true
                     decision.matchedLocations |= bit
                 } else {
-                    allMatched = false
                     decision.unmatchedLocations |= bit
                 }
             }
-            return plan.allLocations ? allMatched : anyMatched
+            return anyMatched
         }
         if let siteArea = plan.siteArea {
             let outcome = siteArea.evaluate(input.locationProperties)
@@ -139,7 +157,7 @@ enum DecisionEngine {
         let indexes = plan.audienceIndexes
         guard !indexes.isEmpty else { return true }
         let installed = input.installed
-        var data: [String: JSONValue]?
+        var audienceData: [String: JSONValue]?
         var checked = 0, matched = 0
         for (position, index) in indexes.enumerated() {
             let permanent = installed.audiencePermanent[index]
@@ -150,14 +168,8 @@ enum DecisionEngine {
                 }
                 continue
             }
-            if data == nil {
-                var merged = input.attributes
-                if let segments = input.stored.storedSegments {
-                    merged.merge(segments.ruleData) { _, segment in segment }
-                }
-                data = merged
-            }
-            let data = data ?? [:]
+            if audienceData == nil { audienceData = input.audienceData }
+            let data = audienceData ?? [:]
             checked += 1
             var unresolved: String?
             let membership = { (key: String) -> Bool? in

@@ -89,7 +89,6 @@ final class ExperiencePlan: Sendable {
     let environment: String?
     let hasLocationIds: Bool
     let locationIndexes: [Int]
-    let allLocations: Bool
     let siteArea: RuleSet?
     let audienceIndexes: [Int]
     let allAudiences: Bool
@@ -110,7 +109,6 @@ final class ExperiencePlan: Sendable {
         environment = experience.environment
         hasLocationIds = !experience.locationIds.isEmpty
         locationIndexes = experience.locationIndexes
-        allLocations = experience.locationMatching == .all
         siteArea = experience.siteArea
         audienceIndexes = experience.audienceIndexes
         allAudiences = experience.audienceMatching == .all

@@ -177,6 +177,7 @@ import Testing
     @Test func explainNamesEveryCheckAndTheDecidingLeaf() async throws {
         let harness = try await started()
         let context = qualifyingContext(harness, "explain")
+        let before = harness.store.data(for: "10035569-10034190-explain")
         let trace = await context.explainExperience("test-experience-ab-fullstack-1")
         #expect(trace.reason == .bucketed)
         guard case .storedDecision(nil) = trace.steps.first else {
@@ -203,7 +204,8 @@ import Testing
         #expect(variationId == trace.variationId)
         #expect(ranges.contains { Double(value) >= $0.lower && Double(value) < $0.upper && $0.variationId == variationId })
         #expect(harness.sink.events.isEmpty, "explaining tracks nothing")
-        #expect(harness.store.data(for: "10035569-10034190-explain") == nil, "explaining stores nothing")
+        #expect(harness.store.data(for: "10035569-10034190-explain") == before, "explaining stores nothing")
+        #expect(before?.bucketing.isEmpty != false && before?.locations.isEmpty != false)
     }
 
     @Test func decisionsDegradeBeforeReady() async throws {

@@ -48,7 +48,8 @@ import Testing
 
         await context.setDefaultSegments(VisitorSegments(country: "NL"))
         guard case .segments(let segments) = try await recorder.wait(for: .segments)[0] else { throw Failure("segments") }
-        #expect(segments == SegmentsPayload(visitorId: "announced", segments: VisitorSegments(country: "NL")))
+        // The creation attributes' report key (browser) was stored with the context.
+        #expect(segments == SegmentsPayload(visitorId: "announced", segments: VisitorSegments(country: "NL", browser: "FF")))
 
         _ = await context.runExperience("test-experience-ab-fullstack-1")
         #expect(await recorder.settled(.bucketing).count == 1, "a sticky decision is not announced again")
