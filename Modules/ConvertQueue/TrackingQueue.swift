@@ -159,7 +159,7 @@ public actor TrackingQueue: TrackingSink {
         let url: URL
         do {
             body = try TrackingBatch(events: events, source: options.source, enrichData: options.enrichData).encoded()
-            url = try endpoint.url(projectId: events[0].projectId)
+            url = try endpoint.url(accountId: events[0].accountId, projectId: events[0].projectId)
         } catch {
             log.error("tracking batch cannot be sent: \(error); \(batch.count) event(s) dropped")
             try? journal?.acknowledge(batch.compactMap(\.sequence))
@@ -193,10 +193,13 @@ public actor TrackingQueue: TrackingSink {
 }
 
 /// Where tracking batches go: `{endpoint with [project_id] replaced}/track/{sdkKey}`.
+///
+/// Without an SDK key (an SDK started from config data alone) the path ends with
+/// `{accountId}/{projectId}` of the events, as Convert's JavaScript SDK sends it.
 public struct TrackingEndpoint: Sendable, Hashable {
     /// The endpoint with `[project_id]` in it.
     public let template: String
-    /// The SDK key the path ends with.
+    /// The SDK key the path ends with; empty for `{accountId}/{projectId}`.
     public let sdkKey: String
     /// Which schemes are allowed.
     public let policy: EndpointPolicy
@@ -210,9 +213,18 @@ public struct TrackingEndpoint: Sendable, Hashable {
 
     /// The URL for a project's batches; throws when the scheme is not allowed.
     public func url(projectId: String) throws -> URL {
+        try url(accountId: "", projectId: projectId)
+    }
+
+    /// The URL for the batches of an account's project; throws when the scheme is not allowed.
+    public func url(accountId: String, projectId: String) throws -> URL {
         var base = template.replacingOccurrences(of: "[project_id]", with: projectId)
         while base.hasSuffix("/") { base.removeLast() }
-        let key = sdkKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))) ?? sdkKey
-        return try policy.url("\(base)/track/\(key)")
+        let key = hasSDKKey ? sdkKey : accountId + "/" + projectId
+        let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))) ?? key
+        return try policy.url("\(base)/track/\(encoded)")
     }
+
+    /// Whether an SDK key was given (not empty or white space).
+    public var hasSDKKey: Bool { !sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
 }

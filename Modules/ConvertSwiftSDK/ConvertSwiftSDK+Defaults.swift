@@ -68,13 +68,14 @@ extension ConvertPorts {
         }
 
         let sink: any TrackingSink
-        if configuration.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            log.info("no SDK key: tracking events are not delivered")
+        let endpoint = TrackingEndpoint(template: configuration.apiTrackEndpoint, sdkKey: configuration.sdkKey, policy: policy)
+        if !endpoint.hasSDKKey && directData == nil {
+            // Such an SDK never becomes ready (ready() throws), so nothing would be tracked anyway.
             sink = DiscardingTrackingSink()
         } else {
             sink = TrackingQueue(
                 transport: transport,
-                endpoint: TrackingEndpoint(template: configuration.apiTrackEndpoint, sdkKey: configuration.sdkKey, policy: policy),
+                endpoint: endpoint,
                 options: TrackingQueueOptions(batchSize: configuration.eventsBatchSize,
                                               releaseInterval: .milliseconds(configuration.eventsReleaseIntervalMs),
                                               capacity: configuration.eventQueueCapacity, requestTimeout: timeout),

@@ -61,6 +61,26 @@ import Testing
         #expect(Set(events[3].data.keys) == ["goalId"], "no bucketingData when the visitor has no decisions")
     }
 
+    @Test func directDataWithoutAnSDKKeyTracksToTheAccountAndProjectPath() async throws {
+        let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
+        var configuration = loopbackConfiguration(server, sdkKey: "", persistence: .memory)
+        configuration.eventsBatchSize = 1
+        let sdk = ConvertSwiftSDK(configData: try Fixtures.data(.cdnConfigBaseline), configuration: configuration,
+                                  logSink: RecordingLogSink())
+        try await sdk.ready(timeout: .seconds(60))
+        let context = sdk.createContext(visitorId: "direct", attributes: ["desktop": "true", "browser": "FF"])
+        context.setLocationProperties(["location": "pricing"])
+        let variation = try #require(await context.runExperience("test-experience-ab-fullstack-1"))
+        try await eventually("delivered") { sdk.trackingCounters.sent == 1 }
+        let post = try #require(server.requests.first { $0.method == "POST" })
+        // As the JavaScript SDK does: "{account_id}/{project_id}" of the data stands in for the key.
+        #expect(post.path == "/10034190/v1/track/10035569/10034190")
+        let events = try ReceivedBatch(post.body).events
+        #expect(events.map(\.type) == ["bucketing"])
+        #expect(events.first?.data as? [String: String] == ["experienceId": "100334665", "variationId": variation.id])
+        #expect(server.requests.allSatisfy { $0.method == "POST" }, "direct data fetches no config")
+    }
+
     @Test func faultInjectionLosesNothingAndKeepsOrderPerVisitor() async throws {
         let delivered = Delivered()
         let server = try LoopbackHTTPServer { request in

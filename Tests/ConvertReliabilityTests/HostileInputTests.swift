@@ -73,7 +73,11 @@ import Testing
     }
 
     @Test func contextsOutliveTheirSDK() async throws {
-        var sdk: ConvertSwiftSDK? = ConvertSwiftSDK(configData: try Fixtures.data(.cdnConfigBaseline), logSink: RecordingLogSink())
+        // Direct data tracks to the metrics host; a port on loopback that refuses keeps the test local.
+        let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: "http://127.0.0.1:9", persistence: .memory,
+                                                 allowsInsecureHTTP: true)
+        var sdk: ConvertSwiftSDK? = ConvertSwiftSDK(configData: try Fixtures.data(.cdnConfigBaseline),
+                                                    configuration: configuration, logSink: RecordingLogSink())
         try await sdk!.ready()
         let context = sdk!.createContext(visitorId: "orphan", attributes: ["mobile": true])
         context.setLocationProperties(["location": "pricing"])

@@ -67,7 +67,10 @@ private func loadBakedConfig() -> Data {
     }
 
     @Test func subscribingToEvents() async throws {
-        let sdk = ConvertSwiftSDK(configData: loadBakedConfig())
+        // Scaffolding: direct data tracks to Convert's metrics host; this test's events go to a
+        // refusing loopback port instead, and stay in memory.
+        let sdk = ConvertSwiftSDK(configData: loadBakedConfig(), configuration: ConvertConfiguration(
+            sdkKey: "", apiTrackEndpoint: "http://127.0.0.1:9", persistence: .memory, allowsInsecureHTTP: true))
         try await sdk.ready()
         let seen = Seen()
         let token = await sdk.on(.bucketing) { payload in
