@@ -1,0 +1,147 @@
+import ConvertBucketing
+import ConvertSwiftSDK
+import ConvertTesting
+import Foundation
+import Testing
+
+// `convert decide` end to end over the shared fixtures, on inputs where the JavaScript SDK's
+// decisions differ from an earlier reading of the contract; expected values are JS's.
+
+/// The baseline fixture with `change` applied, written to a temporary file.
+private func baseline(_ change: (inout [String: Any]) throws -> Void) throws -> URL {
+    var json = try #require(try JSONSerialization.jsonObject(with: try Fixtures.data(.cdnConfigBaseline)) as? [String: Any])
+    try change(&json)
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("convert-parity-\(UUID().uuidString).json")
+    try JSONSerialization.data(withJSONObject: json).write(to: url)
+    return url
+}
+
+private func editExperience(_ json: inout [String: Any], _ key: String, _ change: (inout [String: Any]) -> Void) throws {
+    var experiences = try #require(json["experiences"] as? [[String: Any]])
+    let index = try #require(experiences.firstIndex { $0["key"] as? String == key })
+    change(&experiences[index])
+    json["experiences"] = experiences
+}
+
+/// The variation key bucketing alone gives, from the config's own bucket table.
+private func bucketedKey(_ configURL: URL, _ experienceKey: String, _ visitorId: String) async throws -> JSONValue {
+    let sdk = ConvertSwiftSDK(configData: try Data(contentsOf: configURL),
+                              configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory),
+                              logSink: SilentLogSink())
+    try await sdk.ready()
+    let experience = try #require(sdk.config?.experience(key: experienceKey))
+    let id = try #require(experience.bucketTable.variation(experienceId: experience.id, visitorId: visitorId))
+    return .string(experience.variation(id: id)?.key ?? id)
+}
+
+private func decide(_ config: URL, environment: String? = nil, _ lines: [String]) throws -> [JSONValue] {
+    var arguments = ["decide", "--config", config.path]
+    if let environment { arguments += ["--environment", environment] }
+    let result = try convert(arguments, input: Data(lines.joined(separator: "\n").utf8))
+    #expect(result.status == 0, "\(result.err)")
+    return try result.out.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+}
+
+@Suite(.serialized) struct CLIParityTests {
+    @Test func aVariableThatCastsToInfinityPrintsAsNullAlone() throws {
+        let config = try baseline { json in
+            try editExperience(&json, "test-experience-ab-fullstack-4") { experience in
+                var variations = experience["variations"] as! [[String: Any]]
+                for v in variations.indices {
+                    var changes = variations[v]["changes"] as! [[String: Any]]
+                    for c in changes.indices {
+                        var data = changes[c]["data"] as! [String: Any]
+                        guard "\(data["feature_id"]!)" == "100334" else { continue }
+                        data["variables_data"] = ["price": "Infinity", "button-height": 40, "additionalData": "1e400"]
+                        changes[c]["data"] = data
+                    }
+                    variations[v]["changes"] = changes
+                }
+                experience["variations"] = variations
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: config) }
+        let out = try decide(config, [#"{"visitorId": "inf", "locationProperties": {"location": "pricing"}}"#])
+        #expect(out.count == 1)
+        #expect(out[0]["visitorId"] == "inf")
+        let feature = out[0]["features"]?["feature-2"]
+        #expect(feature?["status"] == "enabled")
+        #expect(feature?["variables"] == ["price": .null, "button-height": 40, "additionalData": .null])
+    }
+
+    @Test func customSegmentsAsAnAttributeOpenTheSegmentGatedExperience() async throws {
+        let config = try Fixtures.url(.cdnConfigBaseline)
+        let out = try decide(config, environment: "production", [
+            #"{"visitorId": "member", "attributes": {"customSegments": ["10033690"]}, "locationProperties": {"location": "statistics"}}"#,
+            #"{"visitorId": "outsider", "attributes": {"customSegments": ["1"]}, "locationProperties": {"location": "statistics"}}"#,
+        ])
+        #expect(out[0]["experiences"]?["sample_ab_test"] == (try await bucketedKey(config, "sample_ab_test", "member")))
+        #expect(out[1]["experiences"]?["sample_ab_test"] == .null)
+    }
+
+    @Test func anEmptyEnvironmentAndMatchingOptionsAllDecideAsJavaScriptDoes() async throws {
+        let config = try baseline { json in
+            try editExperience(&json, "test-experience-ab-fullstack-3") { $0["environment"] = "" }
+            try editExperience(&json, "test-experience-ab-fullstack-1") {
+                $0["settings"] = ["matching_options": ["audiences": "any", "locations": "all"]]
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: config) }
+        let out = try decide(config, environment: "staging", [
+            #"{"visitorId": "env", "attributes": {"desktop": "true", "browser": "FF"}, "locationProperties": {"screen": "home"}}"#,
+            #"{"visitorId": "loc", "attributes": {"desktop": "true", "browser": "FF"}, "locationProperties": {"location": "pricing"}}"#,
+        ])
+        #expect(out[0]["experiences"]?["test-experience-ab-fullstack-3"]
+                    == (try await bucketedKey(config, "test-experience-ab-fullstack-3", "env")))
+        #expect(out[1]["experiences"]?["test-experience-ab-fullstack-1"]
+                    == (try await bucketedKey(config, "test-experience-ab-fullstack-1", "loc")))
+    }
+
+    @Test func aNegatedExistsAudienceAdmitsVisitorsWithoutTheKey() async throws {
+        let config = try baseline { json in
+            var audiences = json["audiences"] as! [[String: Any]]
+            audiences[0]["rules"] = ["OR": [["AND": [["OR_WHEN": [
+                ["rule_type": "generic_key_value", "key": "debug", "matching": ["match_type": "exists", "negated": true]],
+            ]]]]]]
+            json["audiences"] = audiences
+        }
+        defer { try? FileManager.default.removeItem(at: config) }
+        let out = try decide(config, [
+            #"{"visitorId": "plain", "locationProperties": {"location": "pricing"}}"#,
+            #"{"visitorId": "debugger", "attributes": {"debug": 1}, "locationProperties": {"location": "pricing"}}"#,
+        ])
+        #expect(out[0]["experiences"]?["test-experience-ab-fullstack-1"]
+                    == (try await bucketedKey(config, "test-experience-ab-fullstack-1", "plain")))
+        #expect(out[1]["experiences"]?["test-experience-ab-fullstack-1"] == .null)
+    }
+
+    @Test func armsWithOddAllocationsAndStatusesBucketAsJavaScriptDoes() async throws {
+        // Variation 1: status "" (running), allocation "30"; variation 2: allocation "lots" (NaN).
+        let config = try baseline { json in
+            try editExperience(&json, "test-experience-ab-fullstack-4") { experience in
+                var variations = experience["variations"] as! [[String: Any]]
+                variations[0]["status"] = ""
+                variations[0]["traffic_allocation"] = "30"
+                variations[1]["traffic_allocation"] = "lots"
+                experience["variations"] = variations
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: config) }
+        let visitors = (0..<40).map { "odd-\($0)" }
+        let out = try decide(config, visitors.map { #"{"visitorId": "\#($0)", "locationProperties": {"location": "pricing"}}"# })
+        let sdk = ConvertSwiftSDK(configData: try Data(contentsOf: config),
+                                  configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory),
+                                  logSink: SilentLogSink())
+        try await sdk.ready()
+        let experience = try #require(sdk.config?.experience(key: "test-experience-ab-fullstack-4"))
+        var bucketed = 0
+        for (line, visitor) in zip(out, visitors) {
+            // 30 % of visitors (bucket value below 3000) get the first arm; nobody gets the NaN arm.
+            let value = BucketValue.of(experienceId: experience.id, visitorId: visitor)
+            let expected: JSONValue = value < 3000 ? .string(experience.variations[0].key ?? "") : .null
+            #expect(line["experiences"]?["test-experience-ab-fullstack-4"] == expected, "\(visitor) at \(value)")
+            if expected != .null { bucketed += 1 }
+        }
+        #expect(bucketed > 0 && bucketed < visitors.count)
+    }
+}
