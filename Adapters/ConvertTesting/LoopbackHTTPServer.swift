@@ -50,9 +50,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// The port the server listens on (kept across ``restart()``).
     public private(set) var port: Int = 0
 
-    /// Starts listening on an ephemeral port.
-    public init(handler: @escaping Handler) throws {
+    /// Whether a connection serves further requests after a response (HTTP keep-alive), unless
+    /// the request says `Connection: close`.
+    public let keepsConnectionsAlive: Bool
+
+    /// Starts listening on an ephemeral port; with `keepsConnectionsAlive`, connections stay open
+    /// between requests, as a production server's do.
+    public init(keepsConnectionsAlive: Bool = false, handler: @escaping Handler) throws {
         self.handler = handler
+        self.keepsConnectionsAlive = keepsConnectionsAlive
         try listen(on: 0)
     }
 
@@ -161,24 +167,28 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     private func serve(_ client: Int32) {
-        guard let request = readRequest(client) else { return }
-        let handler: Handler = lock.withLock {
-            received.append(request)
-            return self.handler
+        while let request = readRequest(client) {
+            let handler: Handler = lock.withLock {
+                received.append(request)
+                return self.handler
+            }
+            var reply = handler(request)
+            while case .delay(let duration, let then) = reply {
+                let (seconds, attoseconds) = duration.components
+                Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+                reply = then
+            }
+            guard case .respond(let status, let headers, let body) = reply else { return }
+            let keepOpen = keepsConnectionsAlive && request.header("Connection")?.lowercased() != "close"
+            var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\n"
+            head += "Connection: \(keepOpen ? "keep-alive" : "close")\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            head += "\r\n"
+            var out = Data(head.utf8)
+            out.append(body)
+            send(client, out)
+            if !keepOpen { return }
         }
-        var reply = handler(request)
-        while case .delay(let duration, let then) = reply {
-            let (seconds, attoseconds) = duration.components
-            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
-            reply = then
-        }
-        guard case .respond(let status, let headers, let body) = reply else { return }
-        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "\r\n"
-        var out = Data(head.utf8)
-        out.append(body)
-        send(client, out)
     }
 
     private func send(_ client: Int32, _ data: Data) {

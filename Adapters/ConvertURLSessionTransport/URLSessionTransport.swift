@@ -6,6 +6,10 @@ import FoundationNetworking
 
 /// ``HTTPTransport`` over `URLSession` (FoundationNetworking on Linux).
 ///
+/// POST requests (tracking batches) go on a fresh connection each (`Connection: close`), so a
+/// dropped connection fails at once instead of after the request timeout, and the transport
+/// never re-sends a body on its own; config GETs keep connections alive.
+///
 /// ```swift
 /// let transport = URLSessionTransport(maximumBodyBytes: 5_000_000)
 /// ```
@@ -34,6 +38,11 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         urlRequest.timeoutInterval = Self.seconds(request.timeout)
         for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        // A POST never rides a reused connection: on Linux, a kept-alive connection the server
+        // has dropped costs the whole timeout, and libcurl may send the body again by itself.
+        if request.method == .post, request.header("Connection") == nil {
+            urlRequest.setValue("close", forHTTPHeaderField: "Connection")
         }
         urlRequest.httpBody = request.body
         let exchange = Exchange(limit: maximumBodyBytes)

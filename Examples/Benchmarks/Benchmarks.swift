@@ -130,7 +130,7 @@ enum Benchmarks {
         let start = ContinuousClock.now
         for event in events { idle.enqueue(event) }
         let enqueueElapsed = ContinuousClock.now - start
-        await idle.stop()
+        idle.stop()
 
         let server = try LoopbackHTTPServer { _ in .respond(status: 200) }
         let queue = TrackingQueue(

@@ -1,3 +1,4 @@
+import ConvertEvents
 import ConvertModel
 import ConvertRules
 
@@ -59,6 +60,11 @@ extension ConvertSwiftSDK {
             await setTrackingEnabled(enabled)
             completion()
         }
+    }
+
+    /// ``shutdown(timeout:)`` with a completion handler.
+    public func shutdown(timeout: Duration, completion: @escaping @Sendable (TrackingShutdown) -> Void) {
+        Task { completion(await shutdown(timeout: timeout)) }
     }
 
     /// ``flush()`` with a completion handler.

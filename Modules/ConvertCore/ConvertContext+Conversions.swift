@@ -53,15 +53,15 @@ extension ConvertContext {
         }
         let bucketing = data.bucketing.isEmpty ? nil : data.bucketing
         let segments = data.segments.isEmpty ? nil : data.segments
-        var count = 0
+        var count = 0, dropped = 0
         func send(_ payload: TrackingEvent.Payload) {
-            core.ports.trackingSink.enqueue(TrackingEvent(accountId: config.accountId, projectId: config.project.id,
-                                                          visitorId: visitorId, segments: segments, payload: payload))
-            count += 1
+            let taken = core.ports.trackingSink.offer(TrackingEvent(accountId: config.accountId, projectId: config.project.id,
+                                                                    visitorId: visitorId, segments: segments, payload: payload))
+            if taken { count += 1 } else { dropped += 1 }
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
         core.events.fire(.conversion, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
-        return .tracked(eventCount: count)
+        return dropped > 0 ? .dropped(eventCount: dropped) : .tracked(eventCount: count)
     }
 }

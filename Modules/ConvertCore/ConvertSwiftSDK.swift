@@ -29,6 +29,9 @@ public final class ConvertSwiftSDK: Sendable {
 
     deinit {
         loader.cancel()
+        // Contexts may outlive the SDK; their later tracking events are refused, not queued
+        // behind a loop nobody will run.
+        core.ports.trackingSink.stop()
     }
 
     /// The configuration the SDK was started with.
@@ -120,9 +123,44 @@ public final class ConvertSwiftSDK: Sendable {
     /// What tracking has done so far: enqueued, sent, retried, dropped, pending.
     public var trackingCounters: TrackingCounters { core.ports.trackingSink.counters }
 
-    /// Delivers pending tracking events and writes pending visitor data now.
+    /// Delivers pending tracking events and writes pending visitor data now. Returns once the
+    /// events enqueued before the call are settled, or after the tracking sink's own deadline
+    /// (twice the request timeout for the default queue); see ``flush(timeout:)``.
     public func flush() async {
         await core.ports.trackingSink.flush()
+        await writeVisitorData()
+    }
+
+    /// Delivers pending tracking events and writes pending visitor data; returns `true` once
+    /// every event enqueued before the call is acknowledged by the server (or refused by it and
+    /// given up), `false` when `timeout` passed first. A request on the wire at the deadline
+    /// keeps going and its outcome is still recorded.
+    @discardableResult
+    public func flush(timeout: Duration) async -> Bool {
+        let settled = await core.ports.trackingSink.flush(timeout: timeout)
+        await writeVisitorData()
+        return settled
+    }
+
+    /// Shuts the SDK down for a process exit: stops taking tracking events, delivers what is
+    /// pending (the batch on the wire included) until `timeout`, keeps the rest in the journal
+    /// for the next start (file persistence), writes visitor data, and stops every background
+    /// task. Decisions keep working afterwards; tracking calls report their events dropped.
+    ///
+    /// ```swift
+    /// let report = await sdk.shutdown(timeout: .seconds(5))
+    /// if !report.drained { print("\(report.leftPending) events wait for the next start") }
+    /// ```
+    @discardableResult
+    public func shutdown(timeout: Duration) async -> TrackingShutdown {
+        loader.cancel()
+        let report = await core.ports.trackingSink.shutdown(timeout: timeout)
+        await writeVisitorData()
+        core.log.info("shut down: \(report)")
+        return report
+    }
+
+    private func writeVisitorData() async {
         let written = await core.ports.visitorStore.flush()
         if written > 0 {
             core.events.fire(.dataStoreQueueReleased, .dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))

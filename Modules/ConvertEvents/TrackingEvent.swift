@@ -86,8 +86,20 @@ extension TrackingEvent.Payload: Codable {
 public protocol TrackingSink: Sendable {
     /// Takes one event for delivery.
     func enqueue(_ event: TrackingEvent)
+    /// Takes one event for delivery and says whether it was taken: `false` when the sink
+    /// refused it (full, or shut down) and it will never be sent.
+    func offer(_ event: TrackingEvent) -> Bool
     /// Delivers what is pending now, returning when the attempt is over.
     func flush() async
+    /// Returns once every event taken before the call is settled (acknowledged, or given up as
+    /// refused by the server), or when `timeout` has passed; `true` when everything settled.
+    func flush(timeout: Duration) async -> Bool
+    /// Stops taking events, delivers what is pending until `timeout`, keeps the rest for the
+    /// next start (when the sink journals), and stops its background work.
+    func shutdown(timeout: Duration) async -> TrackingShutdown
+    /// Stops background work at once (the owner was released); journaled events wait for the
+    /// next start.
+    func stop()
     /// What the sink has done so far.
     var counters: TrackingCounters { get }
 }
@@ -95,6 +107,50 @@ public protocol TrackingSink: Sendable {
 extension TrackingSink {
     /// Sinks that keep no counts report zeros.
     public var counters: TrackingCounters { TrackingCounters() }
+
+    /// Sinks that never refuse take every event.
+    public func offer(_ event: TrackingEvent) -> Bool {
+        enqueue(event)
+        return true
+    }
+
+    /// Sinks without a deadline of their own flush once.
+    public func flush(timeout: Duration) async -> Bool {
+        await flush()
+        return true
+    }
+
+    /// Sinks without background work flush once.
+    public func shutdown(timeout: Duration) async -> TrackingShutdown {
+        let before = counters.sent
+        _ = await flush(timeout: timeout)
+        let after = counters
+        return TrackingShutdown(delivered: after.sent - before, leftPending: after.pending, counters: after)
+    }
+
+    /// Sinks without background work have nothing to stop.
+    public func stop() {}
+}
+
+/// What ``TrackingSink/shutdown(timeout:)`` did.
+public struct TrackingShutdown: Sendable, Hashable, CustomStringConvertible {
+    /// Events the server acknowledged during the shutdown.
+    public var delivered: Int
+    /// Events not settled by the deadline; journaled ones are sent at the next start.
+    public var leftPending: Int
+    /// The sink's counters at the end.
+    public var counters: TrackingCounters
+
+    public init(delivered: Int, leftPending: Int, counters: TrackingCounters) {
+        self.delivered = delivered
+        self.leftPending = leftPending
+        self.counters = counters
+    }
+
+    /// Whether everything pending was settled before the deadline.
+    public var drained: Bool { leftPending == 0 }
+
+    public var description: String { "delivered \(delivered), left pending \(leftPending) (\(counters))" }
 }
 
 
@@ -105,7 +161,8 @@ public struct DiscardingTrackingSink: TrackingSink {
     public func flush() async {}
 }
 
-/// What a tracking sink has done since it started; `enqueued == sent + dropped + pending` always holds.
+/// What a tracking sink has done since it started; `enqueued == sent + dropped + rejected + pending`
+/// always holds.
 public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
     /// Events handed to the queue, dropped ones included (plus those recovered from the journal at start).
     public var enqueued = 0
@@ -113,8 +170,10 @@ public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
     public var sent = 0
     /// Event deliveries attempted again after a failure (an event retried twice counts twice).
     public var retried = 0
-    /// Events refused because the queue was at capacity.
+    /// Events refused because the queue was at capacity or shut down.
     public var dropped = 0
+    /// Events the server refused on their own (a 4xx other than 408 and 429), given up.
+    public var rejected = 0
     /// Events waiting or in flight.
     public var pending = 0
     /// Failed delivery attempts.
@@ -123,6 +182,6 @@ public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
     public init() {}
 
     public var description: String {
-        "enqueued \(enqueued), sent \(sent), retried \(retried), dropped \(dropped), pending \(pending)"
+        "enqueued \(enqueued), sent \(sent), retried \(retried), dropped \(dropped), rejected \(rejected), pending \(pending)"
     }
 }

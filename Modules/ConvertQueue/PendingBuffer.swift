@@ -9,18 +9,30 @@ final class PendingBuffer: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [TrackingQueue.Entry] = []
     private var head = 0
+    /// Entries taken out for delivery and not settled yet.
     private var inFlight = 0
     private var firstAt: ContinuousClock.Instant?
     private var stats = TrackingCounters()
+    private var open = true
+    /// The ordinal the next entry gets; ordinals order every entry the queue ever held.
+    private var nextOrdinal: UInt64 = 0
+    private var drops = RateLimitedCount(interval: .seconds(10))
     let capacity: Int
 
     init(capacity: Int) { self.capacity = capacity }
 
     var count: Int { lock.withLock { entries.count - head } }
 
-    var hasRoom: Bool { lock.withLock { entries.count - head + inFlight < capacity } }
+    /// Whether an event would be taken now (open and below capacity).
+    var hasRoom: Bool { lock.withLock { open && entries.count - head + inFlight < capacity } }
 
     var firstPendingAt: ContinuousClock.Instant? { lock.withLock { entries.count > head ? firstAt : nil } }
+
+    /// The ordinal of the oldest event waiting in the buffer (not in flight).
+    var oldestWaitingOrdinal: UInt64? { lock.withLock { entries.count > head ? entries[head].ordinal : nil } }
+
+    /// The ordinal of the newest event ever taken, `nil` before the first.
+    var newestOrdinal: UInt64? { lock.withLock { nextOrdinal == 0 ? nil : nextOrdinal - 1 } }
 
     var counters: TrackingCounters {
         lock.withLock {
@@ -30,30 +42,38 @@ final class PendingBuffer: @unchecked Sendable {
         }
     }
 
-    func recover(_ recovered: [TrackingQueue.Entry]) {
+    /// Refuses every later event.
+    func close() { lock.withLock { open = false } }
+
+    var isOpen: Bool { lock.withLock { open } }
+
+    func recover(_ recovered: [(sequence: UInt64, event: TrackingEvent)]) {
         lock.withLock {
-            entries.insert(contentsOf: recovered, at: head)
+            let entriesRecovered = recovered.map { record -> TrackingQueue.Entry in
+                defer { nextOrdinal += 1 }
+                return TrackingQueue.Entry(sequence: record.sequence, ordinal: nextOrdinal, event: record.event)
+            }
+            entries.insert(contentsOf: entriesRecovered, at: head)
             stats.enqueued += recovered.count
             if firstAt == nil && !recovered.isEmpty { firstAt = .now }
         }
     }
 
-    func countDrop() {
+    /// Counts a refused event; returns how many to report now (`nil`: stay quiet, rate-limited).
+    func countDrop() -> Int? {
         lock.withLock {
             stats.enqueued += 1
             stats.dropped += 1
+            return drops.note()
         }
     }
 
-    func append(_ entry: TrackingQueue.Entry, batchSize: Int) -> AppendResult {
+    func append(sequence: UInt64?, event: TrackingEvent, batchSize: Int) -> AppendResult {
         lock.withLock {
             let pending = entries.count - head
-            guard pending + inFlight < capacity else {
-                stats.enqueued += 1
-                stats.dropped += 1
-                return .dropped
-            }
-            entries.append(entry)
+            guard open, pending + inFlight < capacity else { return .dropped }
+            entries.append(TrackingQueue.Entry(sequence: sequence, ordinal: nextOrdinal, event: event))
+            nextOrdinal += 1
             stats.enqueued += 1
             if pending == 0 {
                 firstAt = .now
@@ -63,7 +83,7 @@ final class PendingBuffer: @unchecked Sendable {
         }
     }
 
-    /// Takes up to `maximum` events of one project from the front.
+    /// Takes up to `maximum` events of one project from the front; they count as in flight until settled.
     func takeBatch(maximum: Int) -> [TrackingQueue.Entry] {
         lock.withLock {
             guard head < entries.count else { return [] }
@@ -81,14 +101,6 @@ final class PendingBuffer: @unchecked Sendable {
         }
     }
 
-    func restoreFront(_ batch: [TrackingQueue.Entry]) {
-        lock.withLock {
-            inFlight -= batch.count
-            entries.insert(contentsOf: batch, at: head)
-            firstAt = .now
-        }
-    }
-
     func countFailure(retrying count: Int) {
         lock.withLock {
             stats.retried += count
@@ -96,17 +108,13 @@ final class PendingBuffer: @unchecked Sendable {
         }
     }
 
-    func completeSent(_ count: Int) {
+    /// Settles in-flight events: acknowledged, refused by the server, or impossible to send.
+    func settle(sent: Int = 0, rejected: Int = 0, dropped: Int = 0) {
         lock.withLock {
-            inFlight -= count
-            stats.sent += count
-        }
-    }
-
-    func completeDropped(_ count: Int) {
-        lock.withLock {
-            inFlight -= count
-            stats.dropped += count
+            inFlight -= sent + rejected + dropped
+            stats.sent += sent
+            stats.rejected += rejected
+            stats.dropped += dropped
         }
     }
 
@@ -116,5 +124,24 @@ final class PendingBuffer: @unchecked Sendable {
             entries.removeFirst(head)
             head = 0
         }
+    }
+}
+
+/// Counts occurrences and says when to report them: the first at once, then at most one
+/// report (with the count since the last) per interval.
+struct RateLimitedCount {
+    let interval: Duration
+    private var unreported = 0
+    private var lastReport: ContinuousClock.Instant?
+
+    init(interval: Duration) { self.interval = interval }
+
+    /// Notes one occurrence; returns the count to report now, or `nil`.
+    mutating func note(now: ContinuousClock.Instant = .now) -> Int? {
+        unreported += 1
+        if let lastReport, now - lastReport < interval { return nil }
+        lastReport = now
+        defer { unreported = 0 }
+        return unreported
     }
 }

@@ -8,17 +8,37 @@ import Foundation
 ///
 /// `enqueue` is synchronous and cheap: it journals the event (when a journal is given) and
 /// appends it to a bounded buffer. A single delivery loop on the actor sends a batch when
-/// `batchSize` events are pending or `releaseInterval` after the first pending one. A failed
-/// batch goes back to the front in order and is retried with exponential backoff and jitter;
-/// events enqueued meanwhile wait behind it. A 2xx acknowledges the batch in the journal and
-/// fires `api.queue.released`. At start, events left in the journal are delivered first.
+/// `batchSize` events are pending or `releaseInterval` after the first pending one. Answers
+/// are classified as SPEC §7 says: a 2xx acknowledges the batch (in the journal too) and fires
+/// `api.queue.released`; 408, 429, 5xx and network failures are retried, in their order, in
+/// requests of at most `batchSize` events, after an exponential backoff with jitter that new
+/// events do not cut short; any other 4xx refuses the batch, which is split in halves until the
+/// refused events stand alone and are given up (counted as ``TrackingCounters/rejected``), so a
+/// bad event never stalls the ones behind it. At start, events left in the journal go first.
 ///
-/// Drop policy: when `capacity` events are pending, new events are refused, counted in
-/// ``TrackingCounters/dropped`` and logged; pending events are never evicted.
+/// Drop policy: when `capacity` events are pending, or after ``shutdown(timeout:)`` or
+/// ``stop()``, new events are refused, counted in ``TrackingCounters/dropped`` and logged at
+/// most once per 10 seconds; pending events are never evicted.
 public actor TrackingQueue: TrackingSink {
     struct Entry {
         let sequence: UInt64?
+        /// The entry's place among every event the queue took, for flush targets.
+        let ordinal: UInt64
         let event: TrackingEvent
+    }
+
+    /// How the server (or the network) answered one batch.
+    enum Answer {
+        case delivered
+        case retry(after: Duration?)
+        case refused(status: Int)
+        case unsendable
+    }
+
+    private struct FlushWaiter {
+        let id: UInt64
+        let target: UInt64
+        let continuation: CheckedContinuation<Bool, Never>
     }
 
     nonisolated let buffer: PendingBuffer
@@ -28,10 +48,19 @@ public actor TrackingQueue: TrackingSink {
     private let journal: (any EventJournal)?
     private let events: SystemEventHub?
     private let log: SDKLog
+    /// Wakes the loop for new events.
     private let wake = WakeSignal()
-    private var flushWaiters: [CheckedContinuation<Void, Never>] = []
-    private var flushRequested = false
-    private var worker: Task<Void, Never>?
+    /// Wakes the loop out of a backoff; only flush and shutdown send it.
+    private let urgent = WakeSignal()
+    private nonisolated let workerHandle = WorkerHandle()
+    /// Batches to send as they are, before anything in the buffer: retries and split halves.
+    private var units: [[Entry]] = []
+    private var sending: [Entry] = []
+    private var flushWaiters: [FlushWaiter] = []
+    private var nextWaiterId: UInt64 = 0
+    private var cutBackoff = false
+    private var draining = false
+    private var refusals = RateLimitedCount(interval: .seconds(10))
 
     /// Creates a queue and starts its delivery loop; recovered journal entries go first.
     public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),
@@ -46,14 +75,18 @@ public actor TrackingQueue: TrackingSink {
         if let journal {
             do {
                 let decoder = JSONDecoder()
-                var recovered: [Entry] = []
+                var recovered: [(sequence: UInt64, event: TrackingEvent)] = []
+                var unreadable: [UInt64] = []
                 for record in try journal.pending() {
                     if let event = try? decoder.decode(TrackingEvent.self, from: record.payload) {
-                        recovered.append(Entry(sequence: record.sequence, event: event))
+                        recovered.append((record.sequence, event))
                     } else {
-                        log.warn("tracking journal: record \(record.sequence) unreadable, dropped")
-                        try? journal.acknowledge([record.sequence])
+                        unreadable.append(record.sequence)
                     }
+                }
+                if !unreadable.isEmpty {
+                    log.warn("tracking journal: \(unreadable.count) unreadable record(s) dropped")
+                    try? journal.acknowledge(unreadable)
                 }
                 if !recovered.isEmpty { log.info("tracking queue: \(recovered.count) journaled event(s) recovered") }
                 buffer.recover(recovered)
@@ -61,20 +94,17 @@ public actor TrackingQueue: TrackingSink {
                 log.error("tracking journal unreadable: \(error)")
             }
         }
-        Task { await self.start() }
+        let handle = workerHandle
+        handle.set(Task { [weak self] in await self?.run() })
     }
 
-    private func start() {
-        guard worker == nil else { return }
-        worker = Task { await self.run() }
-        if buffer.count > 0 { wake.signal() }
-    }
-
-    /// Stops the delivery loop; pending events stay in the journal for the next start.
-    public func stop() {
-        worker?.cancel()
-        worker = nil
+    /// Stops the delivery loop at once; pending events stay in the journal for the next start,
+    /// and later events are refused.
+    public nonisolated func stop() {
+        buffer.close()
+        workerHandle.cancel()
         wake.signal()
+        urgent.signal()
     }
 
     /// Counters readable at any time.
@@ -82,78 +112,201 @@ public actor TrackingQueue: TrackingSink {
 
     /// Journals `event` (when there is a journal) and queues it; never waits for the network.
     public nonisolated func enqueue(_ event: TrackingEvent) {
+        _ = offer(event)
+    }
+
+    /// ``enqueue(_:)``, saying whether the event was taken (`false`: full or shut down).
+    public nonisolated func offer(_ event: TrackingEvent) -> Bool {
         var sequence: UInt64?
         if let journal {
-            guard buffer.hasRoom else {
-                buffer.countDrop()
-                log.warn("tracking queue full (\(options.capacity)); event dropped")
-                return
-            }
+            guard buffer.hasRoom else { return refuse() }
             do {
                 sequence = try journal.append(try JSONEncoder().encode(event))
             } catch {
                 log.error("tracking journal append failed, event kept in memory only: \(error)")
             }
         }
-        switch buffer.append(Entry(sequence: sequence, event: event), batchSize: options.batchSize) {
+        switch buffer.append(sequence: sequence, event: event, batchSize: options.batchSize) {
         case .dropped:
-            log.warn("tracking queue full (\(options.capacity)); event dropped")
+            if let sequence { try? journal?.acknowledge([sequence]) }
+            return refuse()
         case .wakeNow, .first:
             wake.signal()
         case .queued:
             break
         }
+        return true
     }
 
-    /// Delivers everything pending now, returning after the attempt (successful or not).
+    private nonisolated func refuse() -> Bool {
+        if let count = buffer.countDrop() {
+            let why = buffer.isOpen ? "tracking queue full (\(options.capacity))" : "tracking queue shut down"
+            log.warn("\(why): \(count) event(s) dropped")
+        }
+        return false
+    }
+
+    /// Delivers everything pending now; returns when it is settled or after twice the request
+    /// timeout.
     public func flush() async {
-        guard buffer.count > 0 else { return }
-        flushRequested = true
-        await withCheckedContinuation { continuation in
-            flushWaiters.append(continuation)
-            wake.signal()
+        _ = await flush(timeout: options.requestTimeout * 2)
+    }
+
+    /// Returns once every event taken before the call is settled (acknowledged by the server,
+    /// or refused by it and given up), or when `timeout` has passed: `true` when all settled.
+    /// A request on the wire at the deadline is not abandoned: the loop records its outcome.
+    public func flush(timeout: Duration) async -> Bool {
+        guard let target = buffer.newestOrdinal, !isSettled(through: target) else { return true }
+        guard workerHandle.isRunning else { return false }
+        cutBackoff = true
+        urgent.signal()
+        wake.signal()
+        let id = nextWaiterId
+        nextWaiterId += 1
+        return await withCheckedContinuation { continuation in
+            flushWaiters.append(FlushWaiter(id: id, target: target, continuation: continuation))
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                await self?.expireWaiter(id)
+            }
         }
     }
 
-    private func finishFlush() {
-        flushRequested = false
+    /// Stops taking events, delivers what is pending (the batch on the wire included) until
+    /// `timeout`, then stops the loop; unsent events stay journaled for the next start. A batch
+    /// cut off on the wire at the deadline may reach the server and be sent again at the next
+    /// start: at most one batch is duplicated.
+    public func shutdown(timeout: Duration) async -> TrackingShutdown {
+        let sentBefore = buffer.counters.sent
+        buffer.close()
+        draining = true
+        _ = await flush(timeout: timeout)
+        workerHandle.cancel()
+        wake.signal()
+        urgent.signal()
+        await workerHandle.finished()
+        finishWaiters()
+        let counters = buffer.counters
+        return TrackingShutdown(delivered: counters.sent - sentBefore, leftPending: counters.pending, counters: counters)
+    }
+
+    private func expireWaiter(_ id: UInt64) {
+        guard let index = flushWaiters.firstIndex(where: { $0.id == id }) else { return }
+        flushWaiters.remove(at: index).continuation.resume(returning: false)
+    }
+
+    private func settleWaiters() {
+        guard !flushWaiters.isEmpty else { return }
+        var waiting: [FlushWaiter] = []
+        for waiter in flushWaiters {
+            if isSettled(through: waiter.target) {
+                waiter.continuation.resume(returning: true)
+            } else {
+                waiting.append(waiter)
+            }
+        }
+        flushWaiters = waiting
+    }
+
+    private func finishWaiters() {
         let waiters = flushWaiters
         flushWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.continuation.resume(returning: isSettled(through: waiter.target)) }
     }
+
+    /// Whether no event with an ordinal up to `target` is waiting or in flight.
+    private func isSettled(through target: UInt64) -> Bool {
+        if let oldest = buffer.oldestWaitingOrdinal, oldest <= target { return false }
+        if sending.contains(where: { $0.ordinal <= target }) { return false }
+        return !units.contains { unit in unit.contains { $0.ordinal <= target } }
+    }
+
+    private var urgentDelivery: Bool { draining || !flushWaiters.isEmpty }
 
     private func run() async {
-        var attempt = 0
+        var failures = 0
         while !Task.isCancelled {
-            guard let firstAt = buffer.firstPendingAt else {
-                finishFlush()
-                await wake.wait(timeout: nil)
-                continue
-            }
-            if buffer.count < options.batchSize && !flushRequested {
-                let age = ContinuousClock.now - firstAt
-                if age < options.releaseInterval {
-                    await wake.wait(timeout: options.releaseInterval - age)
+            let batch: [Entry]
+            if !units.isEmpty {
+                batch = units.removeFirst()
+            } else {
+                guard let firstAt = buffer.firstPendingAt else {
+                    settleWaiters()
+                    await wake.wait(timeout: nil)
                     continue
                 }
+                if buffer.count < options.batchSize && !urgentDelivery {
+                    let age = ContinuousClock.now - firstAt
+                    if age < options.releaseInterval {
+                        await wake.wait(timeout: options.releaseInterval - age)
+                        continue
+                    }
+                }
+                batch = buffer.takeBatch(maximum: options.maximumBatchEvents)
+                if batch.isEmpty { continue }
             }
-            let batch = buffer.takeBatch(maximum: options.maximumBatchEvents)
-            if batch.isEmpty { continue }
-            if await deliver(batch) {
-                attempt = 0
-            } else {
-                buffer.restoreFront(batch)
-                if flushRequested { finishFlush() }
-                let delay = options.retry.delay(attempt: attempt)
-                attempt += 1
-                await wake.wait(timeout: delay)
+            sending = batch
+            let answer = await deliver(batch)
+            sending = []
+            switch answer {
+            case .delivered:
+                failures = 0
+            case .unsendable:
+                break
+            case .refused(let status):
+                refused(batch, status: status)
+            case .retry(let after):
+                // Retries keep their order and never grow: at most `batchSize` events a request.
+                units.insert(contentsOf: Self.chunks(batch, of: options.batchSize), at: 0)
+                buffer.countFailure(retrying: batch.count)
+                settleWaiters()
+                var delay = options.retry.delay(attempt: failures)
+                if let after { delay = max(delay, min(after, options.retry.maximum)) }
+                failures += 1
+                await backoff(delay)
             }
+            settleWaiters()
         }
-        finishFlush()
+        settleWaiters()
     }
 
-    /// Sends one batch; true when the server acknowledged it.
-    private func deliver(_ batch: [Entry]) async -> Bool {
+    /// Waits `delay`; only a flush or shutdown cuts it short (once per call), never new events.
+    private func backoff(_ delay: Duration) async {
+        let deadline = ContinuousClock.now + delay
+        while !Task.isCancelled {
+            if cutBackoff {
+                cutBackoff = false
+                return
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            await urgent.wait(timeout: left)
+        }
+    }
+
+    private func refused(_ batch: [Entry], status: Int) {
+        guard batch.count == 1, let entry = batch.first else {
+            let half = batch.count / 2
+            units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
+            return
+        }
+        do {
+            try journal?.acknowledge(entry.sequence.map { [$0] } ?? [])
+        } catch {
+            log.error("tracking journal acknowledgement failed (the refused event may be sent again after a restart): \(error)")
+        }
+        buffer.settle(rejected: 1)
+        if let count = refusals.note() {
+            log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(status)); given up")
+        }
+    }
+
+    private static func chunks(_ batch: [Entry], of size: Int) -> [[Entry]] {
+        stride(from: 0, to: batch.count, by: size).map { Array(batch[$0..<min($0 + size, batch.count)]) }
+    }
+
+    /// Sends one batch and records what the answer settles.
+    private func deliver(_ batch: [Entry]) async -> Answer {
         let events = batch.map(\.event)
         let body: Data
         let url: URL
@@ -163,32 +316,60 @@ public actor TrackingQueue: TrackingSink {
         } catch {
             log.error("tracking batch cannot be sent: \(error); \(batch.count) event(s) dropped")
             try? journal?.acknowledge(batch.compactMap(\.sequence))
-            buffer.completeDropped(batch.count)
-            return true
+            buffer.settle(dropped: batch.count)
+            return .unsendable
         }
         let request = HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body,
                                   timeout: options.requestTimeout)
+        let response: HTTPResponse
         do {
-            let response = try await transport.sendAsConvertAgent(request)
-            guard response.isSuccess else {
-                log.warn("tracking delivery refused with HTTP \(response.status); \(batch.count) event(s) will be retried")
-                buffer.countFailure(retrying: batch.count)
-                return false
-            }
+            response = try await transport.sendAsConvertAgent(request)
         } catch {
             log.warn("tracking delivery failed: \(error); \(batch.count) event(s) will be retried")
-            buffer.countFailure(retrying: batch.count)
-            return false
+            return .retry(after: nil)
+        }
+        switch response.status {
+        case 200..<300:
+            break
+        case 408, 429, 500...:
+            log.warn("tracking delivery answered HTTP \(response.status); \(batch.count) event(s) will be retried")
+            return .retry(after: response.header("Retry-After").flatMap(Self.retryAfter))
+        default:
+            return .refused(status: response.status)
         }
         do {
             try journal?.acknowledge(batch.compactMap(\.sequence))
         } catch {
             log.error("tracking journal acknowledgement failed (events may be sent again after a restart): \(error)")
         }
-        buffer.completeSent(batch.count)
+        buffer.settle(sent: batch.count)
         log.debug("tracking batch of \(batch.count) event(s) delivered")
         self.events?.fire(.apiQueueReleased, .apiQueueReleased(ApiQueueReleasedPayload(eventCount: batch.count)))
-        return true
+        return .delivered
+    }
+
+    /// `Retry-After` in seconds (the HTTP-date form is not used by Convert's hosts).
+    private static func retryAfter(_ value: String) -> Duration? {
+        Int(value.trimmingCharacters(in: .whitespaces)).flatMap { $0 >= 0 ? .seconds($0) : nil }
+    }
+}
+
+/// The delivery loop's task, reachable without the actor so a released owner can stop it.
+final class WorkerHandle: @unchecked Sendable {
+    // `task` is guarded by `lock`.
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+
+    func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+
+    var isRunning: Bool { lock.withLock { task.map { !$0.isCancelled } ?? false } }
+
+    func cancel() { lock.withLock { task?.cancel() } }
+
+    /// Waits until the loop has returned.
+    func finished() async {
+        let task = lock.withLock { self.task }
+        await task?.value
     }
 }
 
