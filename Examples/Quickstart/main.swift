@@ -55,6 +55,6 @@ for i in 0..<options.visitors {
         report.record(conversion: await context.trackConversion(goal.key, goalData: [GoalDataItem(.amount, .number(Double(10 + i % 40)))]))
     }
 }
-await sdk.flush()
+_ = await sdk.shutdown(timeout: .seconds(5))
 print(report.render(visitors: options.visitors, environment: sdk.environment ?? "-", counters: sdk.trackingCounters,
                     batches: transport.batchCount, file: options.sdkKey == nil ? batches.path : nil))
