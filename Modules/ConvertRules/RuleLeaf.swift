@@ -1,5 +1,3 @@
-import Foundation
-
 /// One condition of a rule tree: compare the visitor value under `key` with `value`.
 ///
 /// A leaf always decodes; one that is malformed (no `matching`, a non-string `match_type`, a
@@ -143,12 +141,12 @@ extension RuleLeaf: Hashable {
 }
 
 /// The rule value in the form its operator needs, computed once when the leaf is built.
-enum PreparedValue: @unchecked Sendable {
+enum PreparedValue: Sendable {
     case none
     case lowered(String)
     case ordered(Comparable)
     case candidates(Set<String>)
-    case pattern(NSRegularExpression?)
+    case pattern(ECMAScriptRegex?)
 
     /// A value as `less`/`lessEqual` see it: JS compares two values of the same `typeof` only.
     enum Comparable: Sendable {
@@ -174,7 +172,7 @@ enum PreparedValue: @unchecked Sendable {
                 self = .candidates([])
             }
         case .regexMatches:
-            self = .pattern(try? NSRegularExpression(pattern: value.javaScriptString, options: [.caseInsensitive]))
+            self = .pattern(ECMAScriptRegex(value.javaScriptString))
         case .exists, .notExists, .doesNotExist:
             self = .none
         }

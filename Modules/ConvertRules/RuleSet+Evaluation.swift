@@ -1,5 +1,3 @@
-import Foundation
-
 extension RuleSet {
     /// Whether `data` satisfies the rule set.
     ///
@@ -176,8 +174,7 @@ extension RuleLeaf {
             return verdict(pieces.contains { candidates.contains(String($0)) })
         case (.regexMatches, .pattern(let regex)):
             guard let regex else { return .invalidPattern }
-            let text = Text.lowercased(visitor.javaScriptString)
-            return verdict(regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil)
+            return verdict(regex.test(Text.lowercased(visitor.javaScriptString)))
         default:
             return .invalidLeaf("value does not suit match_type \(matchType.rawValue)")
         }
