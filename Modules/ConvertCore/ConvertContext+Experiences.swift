@@ -58,7 +58,7 @@ extension ConvertContext {
             return nil
         }
         if let installed = core.current {
-            storeCreationSegments(installed)
+            storeDeferredCreationSegments(installed)
             return installed
         }
         core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")

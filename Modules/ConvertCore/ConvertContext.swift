@@ -23,6 +23,8 @@ public final class ConvertContext: @unchecked Sendable {
     /// The report keys among the creation attributes, stored as the visitor's segments once a
     /// config is installed (`nil` when there are none, or when the context previews).
     private let creationSegments: VisitorSegments?
+    /// Whether they still wait for a config (the context was created before readiness).
+    private let creationSegmentsDeferred: Bool
     private var creationSegmentsStored = false
 
     /// `KeyHash.hash64(visitorId)`, computed once for every store lookup this context makes.
@@ -53,7 +55,20 @@ public final class ConvertContext: @unchecked Sendable {
         }
         let segments = VisitorSegments(filtering: attributes)
         creationSegments = segments.isEmpty || preview != nil || visitorIdProblem != nil ? nil : segments
-        if creationSegments != nil, let installed = core.current { storeCreationSegments(installed) }
+        let installed = creationSegments == nil ? nil : core.current
+        creationSegmentsDeferred = creationSegments != nil && installed == nil
+        if let installed, let creationSegments {
+            // No other thread sees this context yet: no once-flag needed.
+            creationSegmentsStored = true
+            store(creationSegments, installed)
+        }
+    }
+
+
+    /// Stores the creation attributes' report keys now if they waited for the first config.
+    @inline(__always)
+    func storeDeferredCreationSegments(_ installed: InstalledConfig) {
+        if creationSegmentsDeferred { storeCreationSegments(installed) }
     }
 
     /// Stores the creation attributes' report keys, once, as `setDefaultSegments` would (without
@@ -66,9 +81,13 @@ public final class ConvertContext: @unchecked Sendable {
             return !creationSegmentsStored
         }
         guard first else { return }
+        store(creationSegments, installed)
+    }
+
+    private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) {
         core.ports.visitorStore.update(storeKey(installed)) { data -> Void in
-            let merged = data.segments.merging(creationSegments)
-            if merged != data.segments { data.segments = merged }
+            if let stored = data.storedSegments, stored.holds(segments) { return }
+            data.segments = data.segments.merging(segments)
         }
     }
 

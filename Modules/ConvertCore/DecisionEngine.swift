@@ -20,7 +20,37 @@ extension DecisionInput {
     /// (attributes win; arrays are united), as the JavaScript SDK builds it.
     var audienceData: [String: JSONValue] {
         guard let segments = stored.storedSegments, !segments.isEmpty else { return attributes }
-        return JSONValue.deepMerging(segments.ruleData, attributes)
+        // Usually the attributes already hold every stored key (they were stored from these
+        // very attributes), and the merge would change nothing.
+        return attributesCover(segments) ? attributes : JSONValue.deepMerging(segments.ruleData, attributes)
+    }
+
+    /// Whether merging `segments` under the attributes would leave the attributes as they are.
+    private func attributesCover(_ segments: VisitorSegments) -> Bool {
+        func text(_ key: String, _ value: String?) -> Bool { value == nil || attributes[key] != nil }
+        func list(_ key: String, _ ids: [String]?) -> Bool {
+            guard let ids else { return true }
+            guard let value = attributes[key] else { return false }
+            if case .object = value { return false }  // an array and an object merge into an object
+            guard case .array(let elements) = value else { return true }
+            for (i, element) in elements.enumerated() where element.isScalar && elements[..<i].contains(element) {
+                return false  // the union would drop the repeat
+            }
+            return ids.allSatisfy { elements.contains(.string($0)) }
+        }
+        return text("country", segments.country) && text("browser", segments.browser)
+            && list("devices", segments.devices) && text("source", segments.source)
+            && text("campaign", segments.campaign) && text("visitorType", segments.visitorType)
+            && list(VisitorSegments.customSegmentsKey, segments.customSegments)
+    }
+}
+
+private extension JSONValue {
+    var isScalar: Bool {
+        switch self {
+        case .array, .object: return false
+        default: return true
+        }
     }
 }
 

@@ -258,7 +258,12 @@ final class SDKCore: @unchecked Sendable {
             // A strong capture: the loader task holds the core anyway until the SDK cancels it,
             // and a weak reference would move the core's reference count to a side table,
             // making every context's retain of the core several times slower.
+            // The visitor store loads beside the config fetch; the first config is installed
+            // (and readiness opens) only once the store has finished loading.
+            let store = ports.visitorStore
+            let loading = Task { await store.prepare() }
             try await ports.configSource.run { document in
+                await loading.value
                 self.install(document)
             }
         } catch is CancellationError {

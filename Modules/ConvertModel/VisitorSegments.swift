@@ -34,14 +34,25 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
 
     /// Keeps only the report keys of `values`; strings become strings, string arrays arrays.
     public init(filtering values: [String: JSONValue]) {
-        func text(_ key: String) -> String? { values[key].flatMap { $0.isNull ? nil : $0.javaScriptString } }
-        func list(_ key: String) -> [String]? {
-            guard let value = values[key], !value.isNull else { return nil }
-            if case .array(let items) = value { return items.map(\.javaScriptString) }
-            return [value.javaScriptString]
+        self.init()
+        // One pass over the (few) attributes instead of seven hashed lookups.
+        for (key, value) in values where !value.isNull {
+            switch key {
+            case "country": country = value.javaScriptString
+            case "browser": browser = value.javaScriptString
+            case "devices": devices = Self.list(value)
+            case "source": source = value.javaScriptString
+            case "campaign": campaign = value.javaScriptString
+            case "visitorType": visitorType = value.javaScriptString
+            case "customSegments": customSegments = Self.list(value)
+            default: break
+            }
         }
-        self.init(country: text("country"), browser: text("browser"), devices: list("devices"), source: text("source"),
-                  campaign: text("campaign"), visitorType: text("visitorType"), customSegments: list("customSegments"))
+    }
+
+    private static func list(_ value: JSONValue) -> [String] {
+        if case .array(let items) = value { return items.map(\.javaScriptString) }
+        return [value.javaScriptString]
     }
 
     /// Whether no key is set.
@@ -61,6 +72,20 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
         if let visitorType { out["visitorType"] = .string(visitorType) }
         if let customSegments { out["customSegments"] = .array(customSegments.map(JSONValue.string)) }
         return out
+    }
+
+    /// Whether merging `other` into these would change nothing.
+    public func holds(_ other: VisitorSegments) -> Bool {
+        func text(_ mine: String?, _ theirs: String?) -> Bool { theirs == nil || mine == theirs }
+        func list(_ mine: [String]?, _ theirs: [String]?) -> Bool {
+            guard let theirs else { return true }
+            guard let mine, mine.count >= theirs.count else { return false }
+            // The union puts the new ids first: unchanged only if they already lead, in order.
+            return mine.starts(with: theirs) && Set(theirs).count == theirs.count
+        }
+        return text(country, other.country) && text(browser, other.browser) && list(devices, other.devices)
+            && text(source, other.source) && text(campaign, other.campaign) && text(visitorType, other.visitorType)
+            && list(customSegments, other.customSegments)
     }
 
     /// `other`'s set keys written over these, as the JavaScript SDK stores segments: a text key

@@ -1,5 +1,6 @@
 import ConvertHashing
 import ConvertModel
+import Foundation
 
 /// What the SDK remembers about one visitor.
 ///
@@ -57,7 +58,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
     /// Report segments, custom segments among them.
     public var segments: VisitorSegments {
         get { segmentsBox?.value ?? VisitorSegments() }
-        set { segmentsBox = newValue.isEmpty ? nil : SegmentsBox(newValue) }
+        set { segmentsBox = newValue.isEmpty ? nil : SegmentsBox.interned(newValue) }
     }
 
     /// The segments, or `nil` when none are stored (without building an empty value).
@@ -268,6 +269,15 @@ public protocol VisitorDataStore: Sendable {
     func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result
     /// Writes pending changes to durable storage; returns how many records were written.
     func flush() async -> Int
+    /// Finishes loading; the SDK's `ready()` awaits it. Stores that load from storage may
+    /// start reading in their initializer and return at once; calls made before the load ends
+    /// must wait for it or merge with it, never lose a write or serve stale data.
+    func prepare() async
+}
+
+extension VisitorDataStore {
+    /// Nothing to load: returns at once.
+    public func prepare() async {}
 }
 
 /// Where an auto-generated visitor id is kept between runs.
@@ -284,6 +294,30 @@ public protocol VisitorIdStore: Sendable {
 private final class SegmentsBox: Sendable {
     let value: VisitorSegments
     init(_ value: VisitorSegments) { self.value = value }
+
+    /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
+    /// and devices, so one box serves them all instead of ~130 bytes per visitor.
+    static func interned(_ value: VisitorSegments) -> SegmentsBox {
+        SegmentsInterner.shared.box(value)
+    }
+}
+
+private final class SegmentsInterner: @unchecked Sendable {
+    static let shared = SegmentsInterner()
+    // `boxes` is guarded by `lock`.
+    private let lock = NSLock()
+    private var boxes: [VisitorSegments: SegmentsBox] = [:]
+
+    func box(_ value: VisitorSegments) -> SegmentsBox {
+        lock.withLock {
+            if let box = boxes[value] { return box }
+            // Bounded: a flood of distinct values only costs the sharing, never memory.
+            if boxes.count >= 4096 { boxes.removeAll(keepingCapacity: true) }
+            let box = SegmentsBox(value)
+            boxes[value] = box
+            return box
+        }
+    }
 }
 
 /// Whose data a store entry is: a visitor of one project.
