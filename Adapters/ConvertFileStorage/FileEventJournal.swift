@@ -2,75 +2,155 @@ import ConvertStorage
 import ConvertSupport
 import Foundation
 
-/// A journal file of pending tracking records: one line per record (`E <seq> <base64>`), one
-/// per acknowledgement (`A <seq>`). Opening compacts it to the unacknowledged records; a torn
-/// last line from a crash is skipped.
-public final class FileEventJournal: EventJournal, @unchecked Sendable {
-    // `live`, `next` and `lineCount` are guarded by `lock`.
+/// A journal file of pending tracking records, safe for several processes on one directory.
+///
+/// Each line is a record or an acknowledgement, sealed with a CRC-32 (see ``JournalFile``);
+/// a line that fails its checksum is skipped and never delivered, a torn last line from a
+/// kill is cut off, and opening compacts the file to the unacknowledged records. Skipped lines
+/// are counted in one log line per open.
+///
+/// Several processes: the process holding the advisory lock (`flock`) on `<name>.lock`
+/// writes `<name>`; every other process writes its own `<name>.w-<token>`, holding a lock on
+/// `<name>.w-<token>.lock`. Nobody writes or compacts another's file, so sequence numbers
+/// never collide and no compaction drops another's records. A free lock means its writer is
+/// gone: whoever opens next moves that writer's files into its own keeping (a rename, under the
+/// abandoned lock, so exactly one process takes them), delivers the records, and folds them
+/// into its own file with a note naming what was folded, so a kill at any step neither loses
+/// nor repeats them. Instances opened on the same file within one process share one journal.
+public final class FileEventJournal: EventJournal {
+    private let core: JournalCore
+
+    /// Opens (or creates) the journal `name` in `directory`.
+    public init(directory: URL, name: String = "events.journal", log: SDKLog = .silent) throws {
+        core = try JournalCore.shared(directory: directory, name: FileStorage.safeName(name), log: log)
+    }
+
+    /// Whether this process holds the directory's main journal (`false`: it writes its own
+    /// beside it, which the main journal's next owner takes over once this process is gone).
+    public var isOwner: Bool { core.token == nil }
+
+    public func append(_ payload: Data) throws -> UInt64 { try core.append(payload) }
+    public func acknowledge(_ sequences: [UInt64]) throws { try core.acknowledge(sequences) }
+    public func pending() throws -> [(sequence: UInt64, payload: Data)] { core.pending() }
+}
+
+/// One open journal file. A final class whose mutable fields are guarded by `lock`.
+final class JournalCore: @unchecked Sendable {
     private let lock = NSLock()
-    private let file: AppendFile
     private var live: [UInt64: Data] = [:]
     private var order: [UInt64] = []
     private var next: UInt64 = 1
     private var lineCount = 0
+    /// Segments folded into the file whose removal failed; named in it until they are gone.
+    private var folds: [URL] = []
+    private let file: AppendFile
+    private let files: WriterFiles
+    /// `nil` for the owner of `<name>`.
+    let token: String?
+    private let roleLock: FileLock
     private let log: SDKLog
 
-    /// Opens (or creates) the journal `name` in `directory`.
-    public init(directory: URL, name: String = "events.journal", log: SDKLog = .silent) throws {
+    static func shared(directory: URL, name: String, log: SDKLog) throws -> JournalCore {
         try POSIXFile.ensureDirectory(directory)
+        let key = directory.resolvingSymlinksInPath().appendingPathComponent(name).path
+        return try OpenJournals.shared.core(for: key) { try JournalCore(directory: directory, name: name, log: log) }
+    }
+
+    private init(directory: URL, name: String, log: SDKLog) throws {
         self.log = log
-        let url = directory.appendingPathComponent(FileStorage.safeName(name))
-        var live: [UInt64: Data] = [:]
-        var order: [UInt64] = []
-        var maxSequence: UInt64 = 0
-        if let data = try POSIXFile.read(url) {
-            var skipped = 0
-            for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-                let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2)
-                guard fields.count >= 2, let sequence = UInt64(String(decoding: fields[1], as: UTF8.self)) else {
-                    skipped += 1
-                    continue
-                }
-                maxSequence = max(maxSequence, sequence)
-                switch fields[0].first {
-                case UInt8(ascii: "E"):
-                    guard fields.count == 3, let payload = Data(base64Encoded: Data(fields[2])) else {
-                        skipped += 1
-                        continue
-                    }
-                    if live[sequence] == nil { order.append(sequence) }
-                    live[sequence] = payload
-                case UInt8(ascii: "A"):
-                    live[sequence] = nil
-                default:
-                    skipped += 1
-                }
+        files = WriterFiles(directory: directory, base: name)
+        if let owner = try FileLock.acquire(files.ownerLock, create: true) {
+            token = nil
+            roleLock = owner
+        } else {
+            (token, roleLock) = try FileLock.createUnique(in: directory, prefix: files.writerPrefix)
+        }
+        let url = files.file(token)
+        files.removeTemporaryFiles(of: url)
+        var taken = 0
+        for (other, otherLock) in files.abandonedWriters(excluding: token) {
+            do {
+                try Self.take(files.file(other), into: url, files: files)
+                otherLock.removeFile()
+                taken += 1
+            } catch {
+                log.error("event journal: could not take over \(files.file(other).path): \(error)")
             }
-            if skipped > 0 { log.warn("event journal \(url.path): skipped \(skipped) unreadable line(s)") }
         }
-        order = order.filter { live[$0] != nil }
-        self.live = live
-        self.order = order
-        next = maxSequence + 1
-        file = try AppendFile(url)
-        try file.replace(with: Self.lines(order.map { ($0, live[$0]!) }))
-        lineCount = order.count
-    }
-
-    private static func lines(_ records: [(UInt64, Data)]) -> Data {
-        var out = Data()
+        let own = try JournalFile.read(url) ?? JournalFile.Contents()
+        var skipped = own.skipped
+        var records = own.records
+        let increasing = zip(records, records.dropFirst()).allSatisfy { $0.sequence < $1.sequence }
+        if !increasing || own.maxSequence >= 1 << 62 {
+            // Numbers out of order or absurdly large come from damaged or pre-lock files:
+            // renumbering keeps them unique and far from overflow.
+            records = records.enumerated().map { (UInt64($0.offset + 1), $0.element.payload) }
+            next = UInt64(records.count + 1)
+        } else {
+            next = max(own.maxSequence, records.last?.sequence ?? 0) + 1
+        }
+        var consumed: [URL] = []
+        var adopted = 0
+        let folded = Set(own.folded)
+        for segment in files.segments(of: url) {
+            consumed.append(segment)
+            if folded.contains(segment.lastPathComponent) { continue }
+            guard let contents = try JournalFile.read(segment) else { continue }
+            skipped += contents.skipped
+            for record in contents.records {
+                records.append((next, record.payload))
+                next += 1
+                adopted += 1
+            }
+        }
         for (sequence, payload) in records {
-            out.append(Data("E \(sequence) ".utf8))
-            out.append(payload.base64EncodedData())
-            out.append(UInt8(ascii: "\n"))
+            live[sequence] = payload
+            order.append(sequence)
         }
-        return out
+        var out: [UInt8] = []
+        for segment in consumed { JournalFile.fold(segment.lastPathComponent, into: &out) }
+        for (sequence, payload) in records { JournalFile.record(sequence, payload, into: &out) }
+        try POSIXFile.atomicWrite(Data(out), to: url)
+        for segment in consumed where (try? POSIXFile.remove(segment)) == nil { folds.append(segment) }
+        lineCount = order.count + folds.count
+        file = try AppendFile(url)
+        if skipped > 0 { log.warn("event journal \(url.path): skipped \(skipped) unreadable line(s)") }
+        if adopted > 0 || taken > 0 {
+            log.info("event journal \(url.path): took over \(adopted) pending record(s) from \(taken) stopped writer(s)")
+        }
     }
 
-    public func append(_ payload: Data) throws -> UInt64 {
+    /// Moves an abandoned writer's file and segments into `target`'s segments. Called holding
+    /// that writer's lock; each rename is atomic, so a kill leaves every file with one keeper.
+    private static func take(_ abandoned: URL, into target: URL, files: WriterFiles) throws {
+        if let contents = try JournalFile.read(abandoned) {
+            // Its own folds first: those segments' records are already in its file.
+            let prefix = abandoned.lastPathComponent + ".s-"
+            for name in contents.folded where name.hasPrefix(prefix) {
+                try POSIXFile.remove(files.directory.appendingPathComponent(name))
+            }
+        }
+        files.removeTemporaryFiles(of: abandoned)
+        for segment in files.segments(of: abandoned) {
+            _ = try POSIXFile.move(segment, to: files.newSegment(of: target))
+        }
+        _ = try POSIXFile.move(abandoned, to: files.newSegment(of: target))
+    }
+
+    deinit {
+        // A writer beside the owner leaves nothing behind once all its records are delivered.
+        if token != nil, live.isEmpty, folds.isEmpty {
+            try? POSIXFile.remove(file.url)
+            roleLock.removeFile()
+        }
+    }
+
+    func append(_ payload: Data) throws -> UInt64 {
         try lock.withLock {
             let sequence = next
-            try file.append(Self.lines([(sequence, payload)]))
+            var line: [UInt8] = []
+            JournalFile.record(sequence, payload, into: &line)
+            try file.append(Data(line))
             next += 1
             live[sequence] = payload
             order.append(sequence)
@@ -79,32 +159,58 @@ public final class FileEventJournal: EventJournal, @unchecked Sendable {
         }
     }
 
-    public func acknowledge(_ sequences: [UInt64]) throws {
+    func acknowledge(_ sequences: [UInt64]) throws {
         try lock.withLock {
             let known = sequences.filter { live[$0] != nil }
             guard !known.isEmpty else { return }
             for sequence in known { live[sequence] = nil }
-            if live.isEmpty {
-                order.removeAll()
-                try file.replace(with: Data())
-                lineCount = 0
+            if live.isEmpty || lineCount > 4 * live.count + 1024 {
+                try compact()
                 return
             }
-            var acks = Data()
-            for sequence in known { acks.append(Data("A \(sequence)\n".utf8)) }
-            try file.append(acks)
+            var acks: [UInt8] = []
+            for sequence in known { JournalFile.acknowledgement(sequence, into: &acks) }
+            try file.append(Data(acks))
             lineCount += known.count
-            if lineCount > 4 * live.count + 1024 {
-                order = order.filter { live[$0] != nil }
-                try file.replace(with: Self.lines(order.map { ($0, live[$0]!) }))
-                lineCount = order.count
-            }
         }
     }
 
-    public func pending() throws -> [(sequence: UInt64, payload: Data)] {
+    /// Rewrites the file with the live records. Called under `lock`.
+    private func compact() throws {
+        folds = folds.filter(POSIXFile.exists)
+        order = order.filter { live[$0] != nil }
+        var out: [UInt8] = []
+        for segment in folds { JournalFile.fold(segment.lastPathComponent, into: &out) }
+        for sequence in order { JournalFile.record(sequence, live[sequence] ?? Data(), into: &out) }
+        try file.replace(with: Data(out))
+        lineCount = order.count + folds.count
+    }
+
+    func pending() -> [(sequence: UInt64, payload: Data)] {
         lock.withLock {
             order.compactMap { sequence in live[sequence].map { (sequence, $0) } }
+        }
+    }
+}
+
+/// The journals open in this process by path, so that instances on one file share it. A final
+/// class whose mutable field is guarded by one lock.
+private final class OpenJournals: @unchecked Sendable {
+    static let shared = OpenJournals()
+    private let lock = NSLock()
+    private var cores: [String: Entry] = [:]
+
+    private struct Entry {
+        weak var core: JournalCore?
+    }
+
+    func core(for key: String, open: () throws -> JournalCore) throws -> JournalCore {
+        try lock.withLock {
+            if let core = cores[key]?.core { return core }
+            cores = cores.filter { $0.value.core != nil }
+            let core = try open()
+            cores[key] = Entry(core: core)
+            return core
         }
     }
 }

@@ -2,82 +2,101 @@ import ConvertStorage
 import ConvertSupport
 import Foundation
 
-/// Visitor data held in memory and persisted as a snapshot plus an append-only change log:
-/// each change appends one line (O(1) amortized); the log is folded into a new snapshot when it
-/// grows past twice the number of visitors. Survives restarts; a corrupt snapshot is moved
-/// aside and logged.
+/// Visitor data held in memory, bounded, and persisted as a snapshot plus append-only change
+/// logs: each change appends one checksummed line (O(1) amortized); a log is folded into a
+/// new snapshot when it grows past twice the number of visitors. Survives restarts; a corrupt
+/// snapshot is moved aside and logged, unreadable lines are skipped and counted in one log line.
+///
+/// At most `capacity` visitors are kept; past that one not used lately is forgotten (clock
+/// eviction, see ``VisitorTable``), and a compaction writes only the visitors kept, so the
+/// files stay bounded too.
+///
+/// The files are read on a background thread: `init` returns at once, ``prepare()`` waits for
+/// the load, and a call that arrives earlier waits for it too (so it never reads stale data or
+/// overwrites newer data with it).
+///
+/// Several processes: the process holding the advisory lock (`flock`) on `visitors.log.lock`
+/// owns `visitors.log` and the snapshot; every other process appends to its own
+/// `visitors.log.w-<token>`, holding `visitors.log.w-<token>.lock`, and rewrites only that file
+/// when it compacts. Every process reads all of them when it opens; records of different
+/// writers are merged (decisions already known stay, goals and locations are united). The
+/// files of a writer whose lock is free are folded into the opener's own files and deleted.
 ///
 /// Lines are written behind the decision: they reach the file within
 /// ``writeBehindMilliseconds`` (sooner when 64 KiB are pending, at once on `flush()`), so a
 /// crash can lose at most that window of sticky decisions — never a tracking event, which the
 /// event journal keeps.
 public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
-    // `records`, `logLines`, `unflushed` and the writer's state are guarded by `lock`.
-    private let lock: NSLock
-    private var records = VisitorTable()
+    // Every mutable field is guarded by `lock` (the change writer's state too).
+    private let lock = NSCondition()
+    private var records: VisitorTable
+    private var loaded = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
     private var logLines = 0
     private var unflushed = 0
+    private var logHasData = false
 
     /// The longest a change waits in memory before it is written.
     public static let writeBehindMilliseconds = 50
+    /// The default number of visitors kept.
+    public static let defaultCapacity = 10_000
+    /// The most visitors kept.
+    public let capacity: Int
+    private let files: WriterFiles
+    /// `nil` for the owner of `visitors.log`.
+    private let token: String?
+    private let roleLock: FileLock
     private let snapshotURL: URL
     private let writer: ChangeWriter
     private let log: SDKLog
-    private let encoder = JSONEncoder()
 
-    private struct Entry: Codable {
-        let k: String
-        let d: VisitorData
+    /// Opens (or creates) the store in `directory`, keeping at most `capacity` visitors; the
+    /// stored visitors are read in the background (see ``prepare()``).
+    public init(directory: URL, capacity: Int = FileVisitorDataStore.defaultCapacity, log: SDKLog = .silent) throws {
+        try POSIXFile.ensureDirectory(directory)
+        self.capacity = max(1, capacity)
+        self.log = log
+        files = WriterFiles(directory: directory, base: "visitors.log")
+        snapshotURL = directory.appendingPathComponent("visitors.snapshot")
+        if let owner = try FileLock.acquire(files.ownerLock, create: true) {
+            token = nil
+            roleLock = owner
+        } else {
+            (token, roleLock) = try FileLock.createUnique(in: directory, prefix: files.writerPrefix)
+        }
+        records = VisitorTable(capacity: self.capacity)
+        writer = ChangeWriter(file: try AppendFile(files.file(token)), lock: lock, log: log)
+        // A thread of its own: the load can take seconds and must not hold a worker of the
+        // pool Swift concurrency runs on.
+        let loader = Thread { self.load() }
+        loader.name = "convert.visitor-store.load"
+        loader.start()
     }
 
-    /// Opens (or creates) the store in `directory`.
-    public init(directory: URL, log: SDKLog = .silent) throws {
-        try POSIXFile.ensureDirectory(directory)
-        self.log = log
-        snapshotURL = directory.appendingPathComponent("visitors.snapshot")
-        let logURL = directory.appendingPathComponent("visitors.log")
-        let decoder = JSONDecoder()
-        var records = VisitorTable()
-        var skipped = 0
-        if let data = try POSIXFile.read(snapshotURL) {
-            if let snapshot = try? decoder.decode([String: VisitorData].self, from: data) {
-                for (storeKey, record) in snapshot {
-                    if let key = VisitorKey(storeKey: storeKey) { records.set(record, for: key) } else { skipped += 1 }
-                }
+    /// Waits until the stored visitors have been read.
+    public func prepare() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if loaded {
+                lock.unlock()
+                continuation.resume()
             } else {
-                let moved = POSIXFile.quarantine(snapshotURL)
-                log.error("visitor snapshot is corrupt; moved aside to \(moved)")
+                waiters.append(continuation)
+                lock.unlock()
             }
         }
-        var lines = 0
-        if let data = try POSIXFile.read(logURL) {
-            for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-                if let entry = try? decoder.decode(Entry.self, from: Data(line)), let key = VisitorKey(storeKey: entry.k) {
-                    records.set(entry.d, for: key)
-                    lines += 1
-                } else {
-                    skipped += 1
-                }
-            }
-        }
-        if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
-        self.records = records
-        let lock = NSLock()
-        self.lock = lock
-        writer = ChangeWriter(file: try AppendFile(logURL), lock: lock, log: log)
-        logLines = lines
-        encoder.outputFormatting = [.sortedKeys]
     }
 
     /// The number of visitors held.
-    public var count: Int { lock.withLock { records.count } }
+    public var count: Int { locked { records.count } }
 
     public func data(for key: VisitorKey) -> VisitorData? {
-        lock.withLock { records.peek(key) }
+        locked { records.value(for: key) }
     }
 
+    @discardableResult
     public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
-        lock.withLock {
+        locked {
             var before: VisitorData?
             var after = VisitorData()
             let result = records.modify(key) { data -> Result in
@@ -92,156 +111,169 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         }
     }
 
-    /// Called under `lock`.
-    private func persist(_ key: VisitorKey, _ data: VisitorData) {
-        do {
-            var line = ChangeLine.encode(key: key.storeKey, data: data)
-            line.append(UInt8(ascii: "\n"))
-            logLines += 1
-            unflushed += 1
-            if logLines > max(1024, 2 * records.count) {
-                try compact()
-            } else {
-                writer.append(line)
-            }
-        } catch {
-            log.error("visitor data not persisted: \(error)")
-        }
-    }
-
-    deinit {
-        lock.withLock { writer.writePending() }
-    }
-
-    /// Called under `lock`.
-    private func compact() throws {
-        var snapshot: [String: VisitorData] = [:]
-        snapshot.reserveCapacity(records.count)
-        records.forEach { key, data in snapshot[key.storeKey] = data }
-        try POSIXFile.atomicWrite(try encoder.encode(snapshot), to: snapshotURL)
-        try writer.replaceAll()
-        logLines = 0
-    }
-
     public func flush() async -> Int {
-        lock.withLock {
+        await prepare()
+        return locked {
             writer.writePending()
             writer.file.sync()
             defer { unflushed = 0 }
             return unflushed
         }
     }
-}
 
-/// The change log's write-behind buffer. Apart from the store so that a scheduled write keeps
-/// only this alive: dropping the store still writes its pending lines at once.
-private final class ChangeWriter: @unchecked Sendable {
-    // `pending` and `writeScheduled` are guarded by `lock` (the store's).
-    let file: AppendFile
-    private let lock: NSLock
-    private let log: SDKLog
-    private var pending: [UInt8] = []
-    private var writeScheduled = false
-    private static let pendingLimit = 64 * 1024
+    deinit {
+        lock.withLock { writer.writePending() }
+        // A writer beside the owner that recorded nothing leaves nothing behind.
+        if token != nil, !logHasData {
+            try? POSIXFile.remove(writer.file.url)
+            roleLock.removeFile()
+        }
+    }
 
-    init(file: AppendFile, lock: NSLock, log: SDKLog) {
-        self.file = file
-        self.lock = lock
-        self.log = log
+    /// Runs `body` under the lock once the load is done.
+    private func locked<Result>(_ body: () -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        while !loaded { lock.wait() }
+        return body()
     }
 
     /// Called under `lock`.
-    func append(_ line: [UInt8]) {
-        pending += line
-        if pending.count >= Self.pendingLimit {
-            writePending()
-        } else if !writeScheduled {
-            writeScheduled = true
-            let delay = DispatchTimeInterval.milliseconds(FileVisitorDataStore.writeBehindMilliseconds)
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-                self.lock.withLock {
-                    self.writeScheduled = false
-                    self.writePending()
+    private func persist(_ key: VisitorKey, _ data: VisitorData) {
+        do {
+            logLines += 1
+            unflushed += 1
+            if logLines > max(1024, 2 * records.count) {
+                try compact()
+            } else {
+                writer.append(VisitorFiles.line(key: key, data: data))
+                logHasData = true
+            }
+        } catch {
+            log.error("visitor data not persisted: \(error)")
+        }
+    }
+
+    /// Writes every visitor held: the owner a new snapshot (emptying its log), any other writer
+    /// its own log. Called under `lock`.
+    private func compact() throws {
+        var out: [UInt8] = []
+        out.reserveCapacity(records.count * 128)
+        records.forEach { key, data in out += VisitorFiles.line(key: key, data: data) }
+        if token == nil {
+            try POSIXFile.atomicWrite(Data(out), to: snapshotURL)
+            try writer.replaceAll()
+            logLines = 0
+        } else {
+            try writer.replaceAll(with: Data(out))
+            logLines = records.count
+            logHasData = !out.isEmpty
+        }
+    }
+
+    // MARK: Loading
+
+    /// Reads the snapshot and every change log, takes over the logs of writers that are gone,
+    /// then opens the store for calls.
+    private func load() {
+        var table = VisitorTable(capacity: capacity)
+        var skipped = 0
+        var ownLines = 0
+        var rewrite = false
+        let abandoned = files.abandonedWriters(excluding: token)
+        let abandonedTokens = Set(abandoned.map(\.token))
+        for other in abandonedTokens { files.removeTemporaryFiles(of: files.file(other)) }
+        if token == nil {
+            files.removeTemporaryFiles(of: files.file(nil))
+            files.removeTemporaryFiles(of: snapshotURL)
+        }
+        // The owner's log before the snapshot: a compaction between the two reads then means
+        // reading some records twice (harmless), never missing them.
+        let ownerLog = read(files.file(nil))
+        if let snapshot = read(snapshotURL).map({ VisitorFiles.parse($0, isSnapshot: true) }) {
+            for record in snapshot.records { table.set(record.data, for: record.key) }
+            if snapshot.unsealed > 0 { rewrite = true }
+            if snapshot.skipped > 0 || snapshot.tornTailAt != nil || snapshot.unreadableSnapshot {
+                if token == nil {
+                    let moved = POSIXFile.quarantine(snapshotURL)
+                    log.error("visitor snapshot is corrupt; moved aside to \(moved)")
+                    rewrite = true
+                } else {
+                    log.error("visitor snapshot is corrupt; its owner will move it aside")
                 }
             }
         }
-    }
-
-    /// Called under `lock`.
-    func writePending() {
-        guard !pending.isEmpty else { return }
-        do {
-            try file.append(Data(pending))
-        } catch {
-            // The data stays in memory; the next compaction writes all of it.
-            log.error("visitor data not persisted: \(error)")
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
-
-    /// Empties the log (its content is in a new snapshot). Called under `lock`.
-    func replaceAll() throws {
-        pending.removeAll(keepingCapacity: true)
-        try file.replace(with: Data())
-    }
-}
-
-/// Writes one change-log line by hand: the same JSON `JSONEncoder` would produce for an entry,
-/// at a fraction of the cost on the decision path.
-enum ChangeLine {
-    static func encode(key: String, data: VisitorData) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(96 + key.utf8.count)
-        out += Array(#"{"d":{"bucketing":{"#.utf8)
-        var first = true
-        for (experience, variation) in data.bucketing {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            string(experience, &out)
-            out.append(UInt8(ascii: ":"))
-            string(variation, &out)
-        }
-        out += Array(#"},"goals":"#.utf8)
-        list(data.goals, &out)
-        out += Array(#","locations":"#.utf8)
-        list(data.locations, &out)
-        out += Array(#","segments":"#.utf8)
-        let segments = data.segments
-        if segments.isEmpty {
-            out += Array("{}".utf8)
-        } else {
-            out += (try? JSONEncoder().encode(segments)).map(Array.init) ?? Array("{}".utf8)
-        }
-        out += Array(#"},"k":"#.utf8)
-        string(key, &out)
-        out.append(UInt8(ascii: "}"))
-        return out
-    }
-
-    private static func list(_ values: Set<String>, _ out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        var first = true
-        for value in values {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            string(value, &out)
-        }
-        out.append(UInt8(ascii: "]"))
-    }
-
-    private static func string(_ text: String, _ out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                        hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
+        if let contents = ownerLog.map({ VisitorFiles.parse($0) }) {
+            for record in contents.records { table.set(record.data, for: record.key) }
+            skipped += contents.skipped
+            if token == nil {
+                ownLines = contents.records.count
+                if contents.unsealed > 0 || contents.skipped > 0 { rewrite = true }
+                if let torn = contents.tornTailAt {
+                    skipped += 1
+                    if !rewrite { truncate(at: torn) }
+                }
             }
         }
-        out.append(UInt8(ascii: "\""))
+        for other in files.writerTokens() where other != token {
+            guard let contents = read(files.file(other)).map({ VisitorFiles.parse($0) }) else { continue }
+            skipped += contents.skipped
+            if abandonedTokens.contains(other), contents.tornTailAt != nil { skipped += 1 }
+            for record in Self.latest(contents.records) {
+                table.modify(record.key) { VisitorFiles.merge(record.data, into: &$0) }
+            }
+        }
+        if !abandoned.isEmpty { rewrite = true }
+
+        var rewritten = true
+        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+            records = table
+            logLines = ownLines
+            if rewrite {
+                do {
+                    try compact()
+                } catch {
+                    rewritten = false
+                    log.error("visitor store: could not rewrite its files: \(error)")
+                }
+            }
+            loaded = true
+            lock.broadcast()
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
+        if rewritten {
+            for (other, otherLock) in abandoned {
+                try? POSIXFile.remove(files.file(other))
+                otherLock.removeFile()
+            }
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// The last record of each key, in the order of those last records.
+    private static func latest(_ records: [(key: VisitorKey, data: VisitorData)]) -> [(key: VisitorKey, data: VisitorData)] {
+        var seen = Set<VisitorKey>()
+        var out: [(key: VisitorKey, data: VisitorData)] = []
+        for record in records.reversed() where seen.insert(record.key).inserted { out.append(record) }
+        return out.reversed()
+    }
+
+    private func read(_ url: URL) -> [UInt8]? {
+        do {
+            return try POSIXFile.readBytes(url)
+        } catch {
+            log.error("visitor store: \(error)")
+            return nil
+        }
+    }
+
+    private func truncate(at length: Int) {
+        do {
+            try writer.file.truncate(to: length)
+        } catch {
+            log.error("visitor store: \(error)")
+        }
     }
 }

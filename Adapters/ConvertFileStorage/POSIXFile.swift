@@ -30,7 +30,7 @@ enum POSIXFile {
     /// Writes `data` to a temporary file beside `url`, then renames it over `url`.
     static func atomicWrite(_ data: Data, to url: URL) throws {
         let temp = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, ownerOnly)
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC, ownerOnly)
         guard fd >= 0 else { throw failure("create", temp) }
         do {
             try writeAll(fd, data, path: temp)
@@ -64,18 +64,51 @@ enum POSIXFile {
 
     /// Opens `url` for appending, creating it owner-only.
     static func openForAppend(_ url: URL) throws -> Int32 {
-        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT, ownerOnly)
+        // Close-on-exec: a child process must not inherit descriptors (nor the locks beside them).
+        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, ownerOnly)
         guard fd >= 0 else { throw failure("open", url.path) }
         return fd
     }
 
     static func read(_ url: URL) throws -> Data? {
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        do {
-            return try Data(contentsOf: url)
-        } catch {
-            throw StorageError(operation: "read", target: url.path, reason: "\(error)")
+        try readBytes(url).map { Data($0) }
+    }
+
+    /// The bytes of `url` up to its end, `nil` when it does not exist.
+    static func readBytes(_ url: URL) throws -> [UInt8]? {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw failure("open", url.path)
         }
+        defer { close(fd) }
+        var info = stat()
+        var bytes: [UInt8] = []
+        if fstat(fd, &info) == 0, info.st_size > 0 { bytes.reserveCapacity(Int(info.st_size)) }
+        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { readSome(fd, $0.baseAddress!, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("read", url.path)
+            }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    static func exists(_ url: URL) -> Bool { access(url.path, F_OK) == 0 }
+
+    /// Renames `from` to `to`; false when `from` no longer exists.
+    static func move(_ from: URL, to: URL) throws -> Bool {
+        if rename(from.path, to.path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw failure("rename", from.path)
+    }
+
+    /// The names in `directory` (empty when it cannot be listed).
+    static func names(in directory: URL) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
     }
 
     static func remove(_ url: URL) throws {
@@ -96,6 +129,11 @@ enum POSIXFile {
         guard stat(path, &info) == 0 else { return nil }
         return Int(info.st_mode & 0o777)
     }
+}
+
+/// `read(2)`, outside `POSIXFile` whose own `read` would shadow it.
+private func readSome(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(fd, buffer, count)
 }
 
 /// An append-only file descriptor shared under a lock.
@@ -127,5 +165,12 @@ final class AppendFile: @unchecked Sendable {
 
     func sync() {
         lock.withLock { _ = fsync(fd) }
+    }
+
+    /// Cuts the file to its first `length` bytes (a torn last line), so appends start on a clean line.
+    func truncate(to length: Int) throws {
+        try lock.withLock {
+            guard ftruncate(fd, off_t(length)) == 0 else { throw POSIXFile.failure("truncate", url.path) }
+        }
     }
 }

@@ -54,7 +54,7 @@ enum Benchmarks {
         case "file":
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-bench-\(getpid())")
             try? FileManager.default.removeItem(at: directory!)
-            store = try FileVisitorDataStore(directory: directory!)
+            store = try FileVisitorDataStore(directory: directory!, capacity: max(w.visitors, 1))
         default: throw BenchError("--mode must be persist, nopersist or file")
         }
         defer { if let directory { try? FileManager.default.removeItem(at: directory) } }

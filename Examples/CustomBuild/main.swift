@@ -58,7 +58,7 @@ let queue = TrackingQueue(
 
 let sdk = ConvertSwiftSDK(configuration: configuration, ports: ConvertPorts(
     configSource: source,
-    visitorStore: try FileVisitorDataStore(directory: directory, log: log),
+    visitorStore: try FileVisitorDataStore(directory: directory, capacity: 50_000, log: log),
     visitorIdStore: ByteStoreVisitorIdStore(store: blobs),
     trackingSink: sdkKey == nil ? DiscardingTrackingSink() : queue,
     logSink: logSink,

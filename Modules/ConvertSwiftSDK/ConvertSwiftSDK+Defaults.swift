@@ -98,7 +98,7 @@ struct DefaultStorage {
             let directory = configuration.storageDirectory ?? FileStorage.defaultDirectory(for: configuration.sdkKey)
             do {
                 let files = try FileByteStore(directory: directory)
-                let visitors = try FileVisitorDataStore(directory: directory, log: log)
+                let visitors = try FileVisitorDataStore(directory: directory, capacity: configuration.visitorStoreCapacity, log: log)
                 let journal = try FileEventJournal(directory: directory, log: log)
                 self.blobs = files
                 self.visitors = visitors

@@ -1,6 +1,7 @@
-// Test helper: enqueues tracking events into a file-journaled queue whose deliveries never
-// complete, printing "ack N" once each enqueue has returned. A test kills it mid-stream and
-// checks that a restarted queue delivers every acknowledged event.
+// Test helper: enqueues tracking events into a file-journaled queue, printing "ack N" once each
+// enqueue has returned (and first "role owner" or "role writer": whether it holds the
+// directory's main journal). Tests kill it mid-stream, one or two at a time on one directory,
+// and check that restarted queues deliver every acknowledged event.
 import ConvertEvents
 import ConvertFileStorage
 import ConvertQueue
@@ -24,12 +25,14 @@ guard arguments.count == 3 || arguments.count == 5, let count = Int(arguments[2]
 }
 let run = arguments.count == 5 ? arguments[3] : "0"
 let journal = try FileEventJournal(directory: URL(fileURLWithPath: arguments[1]))
+FileHandle.standardOutput.write(Data("role \(journal.isOwner ? "owner" : "writer")\n".utf8))
 let queue: TrackingQueue
 if arguments.count == 5 {
     queue = TrackingQueue(transport: URLSessionTransport(),
                           endpoint: TrackingEndpoint(template: arguments[4], sdkKey: "probe",
                                                      policy: EndpointPolicy(allowsInsecureHTTP: true)),
-                          options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(10),
+                          // Small batches: a kill can repeat at most the one batch in flight.
+                          options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(10), maximumBatchEvents: 20,
                                                         retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
                           journal: journal)
 } else {

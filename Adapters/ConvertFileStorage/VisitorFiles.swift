@@ -1,0 +1,138 @@
+import ConvertStorage
+import ConvertSupport
+import Foundation
+
+/// Reading the visitor files: the snapshot and the change logs.
+///
+/// A line is one visitor's whole record, `{"d":<data>,"k":"<store key>"}`, sealed with its
+/// CRC-32 (see ``LineFormat``); the snapshot is such lines too, written atomically. Older
+/// versions wrote unsealed lines and a snapshot that was one JSON object: both are still read
+/// (unsealed lines only before the first sealed one) and rewritten at the next compaction.
+enum VisitorFiles {
+    /// What one file held.
+    struct Contents {
+        /// Records in file order (a later one replaces an earlier one for the same key).
+        var records: [(key: VisitorKey, data: VisitorData)] = []
+        /// Complete lines that could not be used.
+        var skipped = 0
+        /// Lines in the format before checksums.
+        var unsealed = 0
+        /// Where a partial last line starts, if the file ends with one.
+        var tornTailAt: Int?
+        /// An old-format snapshot that could not be decoded.
+        var unreadableSnapshot = false
+    }
+
+    /// A sealed line for one record.
+    static func line(key: VisitorKey, data: VisitorData) -> [UInt8] {
+        var line = ChangeLine.encode(key: key.storeKey, data: data)
+        LineFormat.seal(&line)
+        return line
+    }
+
+    /// The records in a change log, or in a snapshot when `isSnapshot`.
+    static func parse(_ bytes: [UInt8], isSnapshot: Bool = false) -> Contents {
+        var contents = Contents()
+        if isSnapshot, bytes.first == UInt8(ascii: "{"), !bytes.contains(UInt8(ascii: "\n")) {
+            // A snapshot from before sealed lines: one JSON object, store key to record.
+            if let snapshot = try? JSONDecoder().decode([String: VisitorData].self, from: Data(bytes)) {
+                for (storeKey, data) in snapshot.sorted(by: { $0.key < $1.key }) {
+                    if let key = VisitorKey(storeKey: storeKey) { contents.records.append((key, data)) } else { contents.skipped += 1 }
+                }
+                contents.unsealed = contents.records.count
+                return contents
+            }
+            if bytes.last == UInt8(ascii: "}") {
+                contents.unreadableSnapshot = true
+                return contents
+            }
+        }
+        let decoder = JSONDecoder()
+        let (lines, tornTailAt) = LineFormat.lines(bytes)
+        contents.tornTailAt = tornTailAt
+        var sealedSeen = false
+        for line in lines {
+            let sealed = LineFormat.unseal(line)
+            if sealed != nil { sealedSeen = true }
+            guard let content = sealed ?? (sealedSeen || line.first != UInt8(ascii: "{") ? nil : line),
+                  let record = ChangeLine.decode(content, decoder: decoder) else {
+                contents.skipped += 1
+                continue
+            }
+            if sealed == nil { contents.unsealed += 1 }
+            contents.records.append(record)
+        }
+        return contents
+    }
+
+    /// Adds what another writer recorded about a visitor to what is known: decisions already
+    /// known stay (decisions are sticky), goals and locations are united, segments merged.
+    static func merge(_ incoming: VisitorData, into existing: inout VisitorData) {
+        guard !existing.isEmpty else {
+            existing = incoming
+            return
+        }
+        guard existing != incoming else { return }
+        incoming.forEachDecision { experience, variation in
+            if !existing.hasVariation(forExperience: experience) { existing.setVariation(variation, forExperience: experience) }
+        }
+        let goals = incoming.goals
+        if !goals.isSubset(of: existing.goals) { existing.goals.formUnion(goals) }
+        let locations = incoming.locations
+        if !locations.isSubset(of: existing.locations) { existing.locations.formUnion(locations) }
+        if let segments = incoming.storedSegments { existing.segments = existing.segments.merging(segments) }
+    }
+}
+
+/// The change log's write-behind buffer. Apart from the store so that a scheduled write keeps
+/// only this alive: dropping the store still writes its pending lines at once.
+final class ChangeWriter: @unchecked Sendable {
+    // `pending` and `writeScheduled` are guarded by `lock` (the store's).
+    let file: AppendFile
+    private let lock: NSCondition
+    private let log: SDKLog
+    private var pending: [UInt8] = []
+    private var writeScheduled = false
+    private static let pendingLimit = 64 * 1024
+
+    init(file: AppendFile, lock: NSCondition, log: SDKLog) {
+        self.file = file
+        self.lock = lock
+        self.log = log
+    }
+
+    /// Called under `lock`.
+    func append(_ line: [UInt8]) {
+        pending += line
+        if pending.count >= Self.pendingLimit {
+            writePending()
+        } else if !writeScheduled {
+            writeScheduled = true
+            let delay = DispatchTimeInterval.milliseconds(FileVisitorDataStore.writeBehindMilliseconds)
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                self.lock.withLock {
+                    self.writeScheduled = false
+                    self.writePending()
+                }
+            }
+        }
+    }
+
+    /// Called under `lock`.
+    func writePending() {
+        guard !pending.isEmpty else { return }
+        do {
+            try file.append(Data(pending))
+        } catch {
+            // The data stays in memory; the next compaction writes all of it.
+            log.error("visitor data not persisted: \(error)")
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Replaces the whole log with `content` (what is pending is in it). Called under `lock`.
+    func replaceAll(with content: Data = Data()) throws {
+        pending.removeAll(keepingCapacity: true)
+        try file.replace(with: content)
+    }
+}

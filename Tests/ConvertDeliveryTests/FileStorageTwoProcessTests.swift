@@ -1,0 +1,77 @@
+import ConvertFileStorage
+import ConvertQueue
+import ConvertSwiftSDK
+import ConvertTesting
+import ConvertURLSessionTransport
+import Foundation
+import Testing
+
+/// Two processes journaling on one directory, each killed with SIGKILL and restarted several
+/// times while the other keeps running, against a server that fails 30 % of requests: no
+/// acknowledged event is lost, and a kill repeats at most the one batch it had in flight.
+@Suite(.serialized) struct FileStorageTwoProcessTests {
+    @Test func twoProcessesKilledRepeatedlyLoseNothingAndRepeatAtMostABatchPerKill() async throws {
+        _ = try #require(BuiltProducts.executable("JournalProbe"), "the JournalProbe helper is built with the tests")
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let started = ContinuousClock.now
+        let received = Locked<[String: Int]>([:])
+        let server = try LoopbackHTTPServer { request in
+            // Failures before the body is used: the client retries, the server has seen nothing.
+            if Int.random(in: 0..<100) < 30 { return Bool.random() ? .respond(status: 500) : .drop }
+            if let batch = try? ReceivedBatch(request.body) {
+                received.withValue { counts in
+                    for event in batch.events { if let goal = event.data["goalId"] as? String { counts[goal, default: 0] += 1 } }
+                }
+            }
+            return .respond(status: 200)
+        }
+        var acknowledged: [String] = []
+        var roles: [String] = []
+        var kills = 0
+        func stop(_ probe: ProbeProcess) {
+            let (goals, role) = probe.kill()
+            #expect(goals.count > 50, "run \(probe.run) acknowledged events before its kill")
+            acknowledged += goals
+            if let role { roles.append(role) }
+            kills += 1
+        }
+        let rounds = 5
+        var a = try ProbeProcess(directory: directory, run: "a0", server: server.baseURL)
+        var b = try ProbeProcess(directory: directory, run: "b0", server: server.baseURL)
+        for round in 1...rounds {
+            a.waitForAck(Int.random(in: 100...400))
+            stop(a)
+            a = try ProbeProcess(directory: directory, run: "a\(round)", server: server.baseURL)
+            b.waitForAck(Int.random(in: 100...400))
+            stop(b)
+            b = try ProbeProcess(directory: directory, run: "b\(round)", server: server.baseURL)
+        }
+        a.waitForAck(Int.random(in: 100...400))
+        b.waitForAck(Int.random(in: 100...400))
+        stop(a)
+        stop(b)
+        #expect(roles.contains("owner") && roles.contains("writer"), "both roles were exercised: \(roles)")
+
+        let journal = try FileEventJournal(directory: directory)
+        let queue = TrackingQueue(
+            transport: URLSessionTransport(),
+            endpoint: TrackingEndpoint(template: server.baseURL, sdkKey: "probe", policy: EndpointPolicy(allowsInsecureHTTP: true)),
+            options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(10), maximumBatchEvents: 20,
+                                          retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
+            journal: journal)
+        try await eventually("every journaled event delivered", timeout: .seconds(120)) { queue.counters.pending == 0 }
+        #expect(try journal.pending().isEmpty)
+        #expect(fileNames(in: directory, prefix: "events.journal.").filter { $0 != "events.journal.lock" }.isEmpty,
+                "the stopped writers' journals were taken over and removed")
+
+        let counts = received.value
+        let lost = acknowledged.filter { counts[$0] == nil }
+        let duplicates = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
+        #expect(acknowledged.count > 1_000)
+        #expect(lost.isEmpty, "\(lost.count) of \(acknowledged.count) acknowledged events lost: \(lost.prefix(5))")
+        #expect(duplicates <= kills * 20, "\(duplicates) duplicates after \(kills) kills")
+        print("two processes on one directory: \(acknowledged.count) acknowledged events, \(counts.count) delivered, "
+            + "\(kills) kills, \(duplicates) duplicates, \(lost.count) lost, \(ContinuousClock.now - started)")
+    }
+}
