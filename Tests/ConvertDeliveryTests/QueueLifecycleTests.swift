@@ -152,18 +152,21 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
 
     @Test func newEventsDoNotCutABackoffShortAndAttemptsCountFailuresOnly() async throws {
         let server = try LoopbackHTTPServer { _ in .respond(status: 503) }
-        let queue = try queue(server, batchSize: 1, retry: RetryPolicy(initial: .seconds(4), maximum: .seconds(4)))
+        // A backoff of at least 30 s: nothing but a flush can end it within the test.
+        let queue = try queue(server, batchSize: 1, retry: RetryPolicy(initial: .seconds(60), maximum: .seconds(60)))
         queue.enqueue(event("v", 0))
         try await eventually("the first failure") { queue.counters.failedRequests == 1 }
         for n in 1...30 {
             queue.enqueue(event("v", n))
             try await Task.sleep(for: .milliseconds(5))
         }
-        // The backoff is at least 2 s: the 30 new events waited behind it.
-        #expect(server.requests.count == 1)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.requests.count == 1, "the 30 new events waited behind the backoff")
         #expect(queue.counters.failedRequests == 1)
-        #expect(await queue.flush(timeout: .milliseconds(300)) == false, "a flush cuts the backoff short, once")
-        #expect(server.requests.count == 2)
+        #expect(await queue.flush(timeout: .milliseconds(100)) == false, "nothing can be acknowledged")
+        try await eventually("the flush's one early attempt") { server.requests.count == 2 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.requests.count == 2, "a flush cuts a backoff short once, not every one after it")
         #expect(queue.counters.failedRequests == 2)
         queue.stop()
     }
