@@ -41,20 +41,23 @@ let package = Package(
         .target(name: "ConvertStorage", dependencies: ["ConvertModel", "ConvertHashing"], path: "Modules/ConvertStorage"),
 
         .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
-        .target(name: "ConvertQueue", dependencies: ["ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertTransport"],
+        .target(name: "ConvertQueue", dependencies: ["ConvertEvents", "ConvertStorage", "ConvertSupport",
+                                                     "ConvertTransport", "ConvertModel"],
                 path: "Modules/ConvertQueue"),
-        .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertSupport", "ConvertTransport"],
+        .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertSupport",
+                                                            "ConvertTransport"],
                 path: "Modules/ConvertConfigLoader"),
 
         // The façade: decisions, features, conversions, segments; takes its ports by a public init.
         .target(
             name: "ConvertCore",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertHashing"],
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertHashing",
+                           "ConvertBucketing", "ConvertRules"],
             path: "Modules/ConvertCore"),
 
         // Adapters.
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage"], path: "Adapters/ConvertMemory"),
-        .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport"],
+        .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport", "ConvertModel"],
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport"],
                 path: "Adapters/ConvertURLSessionTransport"),
@@ -63,13 +66,15 @@ let package = Package(
         .target(
             name: "ConvertSwiftSDK",
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
-                           "ConvertTransport", "ConvertURLSessionTransport"],
+                           "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel",
+                           "ConvertRules", "ConvertStorage", "ConvertSupport"],
             path: "Modules/ConvertSwiftSDK"),
 
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore", "ConvertMemory",
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore",
+                           "ConvertMemory",
                            "ConvertTransport", "ConvertBucketing", "ConvertRules"],
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
@@ -77,26 +82,29 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "convert",
-            dependencies: ["ConvertSwiftSDK", "ConvertConfigLoader", "ConvertURLSessionTransport"],
+            dependencies: ["ConvertSwiftSDK", "ConvertConfigLoader", "ConvertURLSessionTransport", "ConvertBucketing"],
             path: "Modules/ConvertCommand"),
 
         // Examples.
         .executableTarget(
             name: "Quickstart",
-            dependencies: ["ConvertSwiftSDK"],
+            dependencies: ["ConvertSwiftSDK", "ConvertBucketing"],
             path: "Examples/Quickstart",
             resources: [.copy("Resources")]),
 
         .executableTarget(name: "RulesOnly", dependencies: ["ConvertRules"], path: "Examples/RulesOnly"),
         .executableTarget(
             name: "CustomBuild",
-            dependencies: ["ConvertCore", "ConvertConfigLoader", "ConvertFileStorage", "ConvertQueue", "ConvertURLSessionTransport"],
+            dependencies: ["ConvertCore", "ConvertConfigLoader", "ConvertFileStorage", "ConvertQueue",
+                           "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel", "ConvertStorage",
+                           "ConvertSupport", "ConvertTransport", "ConvertRules"],
             path: "Examples/CustomBuild"),
         .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting"], path: "Examples/InMemory"),
 
         .executableTarget(
             name: "convert-bench",
-            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertHashing",
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
+                           "ConvertHashing",
                            "ConvertURLSessionTransport"],
             path: "Examples/Benchmarks",
             resources: [.copy("Resources")]),
@@ -108,17 +116,21 @@ let package = Package(
                     path: "Tests/ConvertRulesTests", resources: [.copy("Fixtures")]),
         .testTarget(name: "ConvertBucketingTests", dependencies: ["ConvertBucketing", "ConvertTesting"],
                     path: "Tests/ConvertBucketingTests"),
-        .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting"],
+        .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting", "ConvertBucketing",
+                                                              "ConvertRules"],
                     path: "Tests/ConvertModelTests"),
         .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting"],
                     path: "Tests/SeedSnippetTests"),
         .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
-        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage", "ConvertURLSessionTransport"],
+        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage",
+                                                               "ConvertURLSessionTransport", "ConvertEvents",
+                                                               "ConvertTransport"],
                           path: "Tests/JournalProbe"),
         .testTarget(
             name: "ConvertDeliveryTests",
-            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertHashing",
-                           "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe"],
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
+                           "ConvertHashing", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
+                           "ConvertTransport"],
             path: "Tests/ConvertDeliveryTests"),
         .testTarget(
             name: "ConvertCommandTests",
@@ -126,14 +138,27 @@ let package = Package(
             path: "Tests/ConvertCommandTests"),
         .testTarget(
             name: "ConvertReliabilityTests",
-            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertMemory", "ConvertFileStorage",
-                           "ConvertQueue", "ConvertConfigLoader", "ConvertURLSessionTransport"],
+            dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertMemory",
+                           "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader", "ConvertURLSessionTransport",
+                           "ConvertModel", "ConvertRules"],
             path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
+        // Reads the manifest and every target's imports: an undeclared arrow fails the suite.
+        .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(
             name: "ConvertCoreTests",
-            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport"],
+            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport",
+                           "ConvertEvents", "ConvertModel", "ConvertRules", "ConvertStorage"],
             path: "Tests/ConvertCoreTests"),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Features that keep the manifest honest: a member is usable only where its module is
+// imported (so every arrow is declared), and existential types are spelled `any`.
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("ExistentialAny"),
+    ]
+}

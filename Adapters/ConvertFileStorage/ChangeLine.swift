@@ -1,3 +1,4 @@
+import ConvertModel
 import ConvertStorage
 import Foundation
 #if canImport(Glibc)

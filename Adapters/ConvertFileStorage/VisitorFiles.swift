@@ -1,3 +1,4 @@
+import ConvertModel
 import ConvertStorage
 import ConvertSupport
 import Foundation

@@ -10,6 +10,7 @@ import ConvertEvents
 import ConvertFileStorage
 import ConvertModel
 import ConvertQueue
+import ConvertRules
 import ConvertStorage
 import ConvertSupport
 import ConvertTransport

@@ -1,3 +1,4 @@
+import ConvertBucketing
 import ConvertSwiftSDK
 import Foundation
 

@@ -2,6 +2,7 @@ import ConvertStorage
 import ConvertEvents
 import ConvertModel
 import ConvertRules
+import ConvertSupport
 
 extension ConvertContext {
     /// Tracks a conversion on the goal with `goalKey`.

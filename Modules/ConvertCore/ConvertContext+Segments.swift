@@ -1,6 +1,8 @@
 import ConvertEvents
 import ConvertModel
 import ConvertRules
+import ConvertStorage
+import ConvertSupport
 
 extension ConvertContext {
     /// Sets the visitor's report segments (country, browser, devices, source, campaign,

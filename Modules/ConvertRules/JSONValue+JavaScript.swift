@@ -301,13 +301,16 @@ extension JavaScriptNumber {
             guard exponent > 0 else { return .nan }
         }
         guard i == bytes.count else { return .nan }
-        var literal = String(decoding: bytes, as: UTF8.self)
-        // Swift's parser wants a digit on both sides of the point ("5." and ".5" are JS literals).
-        if literal.contains(".") {
-            literal = literal.replacingOccurrences(of: ".e", with: ".0e").replacingOccurrences(of: ".E", with: ".0E")
-            if literal.hasSuffix(".") { literal += "0" }
+        // Swift's parser wants a digit on both sides of the point ("5.", ".5" and "1.e2" are JS literals).
+        var literal: [UInt8] = []
+        literal.reserveCapacity(bytes.count + 2)
+        for (k, byte) in bytes.enumerated() {
+            let point = byte == UInt8(ascii: ".")
+            if point && (k == 0 || !isDigit(bytes[k - 1])) { literal.append(UInt8(ascii: "0")) }
+            literal.append(byte)
+            if point && (k + 1 == bytes.count || !isDigit(bytes[k + 1])) { literal.append(UInt8(ascii: "0")) }
         }
-        return Double(literal) ?? .nan
+        return Double(String(decoding: literal, as: UTF8.self)) ?? .nan
     }
 
     private static func hexDigit(_ byte: UInt8) -> Int? {

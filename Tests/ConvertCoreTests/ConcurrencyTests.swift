@@ -1,6 +1,9 @@
 import ConvertCore
 import ConvertEvents
+import ConvertMemory
 import ConvertModel
+import ConvertRules
+import ConvertStorage
 import ConvertTesting
 import Foundation
 import Testing

@@ -1,5 +1,7 @@
+import ConvertBucketing
 import ConvertCore
 import ConvertEvents
+import ConvertMemory
 import ConvertModel
 import ConvertRules
 import ConvertStorage

@@ -1,4 +1,5 @@
 import ConvertCore
+import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertTesting

@@ -1,3 +1,4 @@
+import ConvertBucketing
 import ConvertModel
 import ConvertRules
 import ConvertTesting

@@ -1,4 +1,5 @@
 import ConvertModel
+import ConvertRules
 import ConvertTesting
 import Foundation
 import Testing

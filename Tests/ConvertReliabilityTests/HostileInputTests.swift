@@ -1,4 +1,5 @@
 import ConvertFileStorage
+import ConvertMemory
 import ConvertSwiftSDK
 import ConvertTesting
 import Foundation
