@@ -8,7 +8,8 @@ import FoundationNetworking
 ///
 /// POST requests (tracking batches) go on a fresh connection each (`Connection: close`), so a
 /// dropped connection fails at once instead of after the request timeout, and the transport
-/// never re-sends a body on its own; config GETs keep connections alive.
+/// never re-sends a body on its own; a POST left unanswered for ``postAnswerDeadline`` (2 s by
+/// default) fails as a dead connection. Config GETs keep connections alive.
 ///
 /// ```swift
 /// let transport = URLSessionTransport(maximumBodyBytes: 5_000_000)
@@ -17,15 +18,19 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     private let session: URLSession
     /// Responses with larger bodies are refused with ``TransportError/bodyTooLarge(limit:)``.
     public let maximumBodyBytes: Int
+    /// How long a POST may wait without an answer before its connection counts as dead and the
+    /// request fails (to be retried); the request's own timeout still bounds the whole exchange.
+    public let postAnswerDeadline: Duration
 
     /// Creates a transport with its own ephemeral session (no cookies, no URL cache).
-    public init(maximumBodyBytes: Int = 10 * 1024 * 1024) {
+    public init(maximumBodyBytes: Int = 10 * 1024 * 1024, postAnswerDeadline: Duration = .seconds(2)) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         session = URLSession(configuration: configuration)
         self.maximumBodyBytes = maximumBodyBytes
+        self.postAnswerDeadline = postAnswerDeadline
     }
 
     deinit {
@@ -35,7 +40,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        urlRequest.timeoutInterval = Self.seconds(request.timeout)
+        // Tracking answers are a few bytes within milliseconds: past the POST deadline the
+        // connection is taken for dead rather than waited on for the whole request timeout.
+        let quiet = request.method == .post ? min(request.timeout, postAnswerDeadline) : request.timeout
+        urlRequest.timeoutInterval = Self.seconds(quiet)
         for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }

@@ -204,6 +204,17 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         #expect(server.requests.allSatisfy { $0.header("Connection")?.lowercased() == "close" })
     }
 
+    @Test func anUnansweredPostCountsAsADeadConnectionWithinTheDeadline() async throws {
+        let server = try LoopbackHTTPServer { _ in .delay(.seconds(8), then: .respond(status: 200)) }
+        let transport = URLSessionTransport()
+        let url = try #require(URL(string: server.baseURL + "/track"))
+        let start = ContinuousClock.now
+        await #expect(throws: TransportError.self) {
+            _ = try await transport.send(HTTPRequest(method: .post, url: url, body: Data("x".utf8), timeout: .seconds(10)))
+        }
+        #expect(ContinuousClock.now - start < .seconds(6), "given up near the 2 s deadline, not after the 10 s timeout")
+    }
+
     @Test func conversionsSayWhenTheirEventsWereDropped() async throws {
         let config = try Fixtures.data(.cdnConfigBaseline)
         let logs = RecordingLogSink()
