@@ -8,15 +8,31 @@ import Foundation
 /// // … run the SDK on it …
 /// #expect(transport.requests.count == 1)
 /// ```
+///
+/// Made without a closure, it answers nothing: every request throws ``Unstubbed`` naming it, so
+/// a test never passes on a made-up 200.
 public final class StubTransport: HTTPTransport, @unchecked Sendable {
     // `recorded` and `respond` are guarded by `lock`.
     private let lock = NSLock()
     private var recorded: [HTTPRequest] = []
     private var respond: @Sendable (HTTPRequest) throws -> HTTPResponse
 
-    /// Answers every request with `respond` (200 with an empty body by default).
-    public init(_ respond: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse = { _ in HTTPResponse(status: 200) }) {
+    /// A request nobody stubbed.
+    public struct Unstubbed: Error, CustomStringConvertible {
+        public let request: HTTPRequest
+        public var description: String {
+            "StubTransport: no answer stubbed for \(request.method.rawValue) \(request.url.absoluteString)"
+        }
+    }
+
+    /// Answers every request with `respond`.
+    public init(_ respond: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
         self.respond = respond
+    }
+
+    /// Answers nothing until ``setResponder(_:)``: each request throws ``Unstubbed``.
+    public convenience init() {
+        self.init { request in throw Unstubbed(request: request) }
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -43,7 +43,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         // Tracking answers are a few bytes within milliseconds: past the POST deadline the
         // connection is taken for dead rather than waited on for the whole request timeout.
         let quiet = request.method == .post ? min(request.timeout, postAnswerDeadline) : request.timeout
-        urlRequest.timeoutInterval = Self.seconds(quiet)
+        // FoundationNetworking on Linux reads a sub-second interval as "already expired"; the
+        // exchange's own deadline below keeps shorter timeouts exact.
+        urlRequest.timeoutInterval = max(1, Self.seconds(quiet))
         for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
