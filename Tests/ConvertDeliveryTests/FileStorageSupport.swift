@@ -32,7 +32,7 @@ func fileNames(in directory: URL, prefix: String) -> [String] {
 }
 
 /// A JournalProbe child process and the lines it has printed.
-final class ProbeProcess {
+final class ProbeProcess: @unchecked Sendable {
     let process = Process()
     private let output = Pipe()
     private var text = ""
@@ -64,5 +64,16 @@ final class ProbeProcess {
         let goals = complete.compactMap { $0.hasPrefix("ack ") ? "goal-\(run)-\($0.dropFirst(4))" : nil }
         let role = complete.first { $0.hasPrefix("role ") }.map { String($0.dropFirst(5)) }
         return (goals, role)
+    }
+}
+
+/// Runs blocking work (process waits, pipe reads, long synchronous loops) on a thread of its own:
+/// Swift concurrency runs every test on a pool of one thread per core, and a test that blocks
+/// one of them stalls the others for as long.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.stackSize = 1 << 20
+        thread.start()
     }
 }

@@ -125,7 +125,9 @@ import Darwin
         let visitors = 200_000
         do {
             let store = try await open(source, capacity: visitors)
-            for i in 0..<visitors { store.update(key("v\(i)")) { $0.bucketing = ["100": "\(i % 7)"] } }
+            try await offThePool {
+                for i in 0..<visitors { store.update(VisitorKey(accountId: "1", projectId: "2", visitorId: "v\(i)")) { $0.bucketing = ["100": "\(i % 7)"] } }
+            }
             _ = await store.flush()
         }
         let stored = try Data(contentsOf: source.appendingPathComponent("visitors.log"))
@@ -151,7 +153,7 @@ import Darwin
             store.update(VisitorKey(accountId: "1", projectId: "2", visitorId: "v5")) { $0.goals.insert("early") }
         }
         earlyWrite.start()
-        early.wait()
+        try await offThePool { early.wait() }
         await store.prepare()
         #expect(initReturnedFirst.value, "init returned before the stored visitors could be read")
         #expect(store.data(for: key("v0"))?.bucketing == ["100": "0"])
