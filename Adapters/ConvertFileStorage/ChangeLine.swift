@@ -19,7 +19,7 @@ enum ChangeLine {
 
     /// The record in a line's content, `nil` when it is not one. Lines in the shape `encode`
     /// writes are read by hand (a store of 200,000 visitors loads in a fraction of the time);
-    /// anything else, segments included, goes through `JSONDecoder`.
+    /// anything else goes through `JSONDecoder`.
     static func decode(_ content: ArraySlice<UInt8>, decoder: JSONDecoder) -> (key: VisitorKey, data: VisitorData)? {
         if let record = content.withUnsafeBufferPointer({ bytes -> (VisitorKey, VisitorData)? in
             var reader = Reader(bytes: bytes)
@@ -50,16 +50,46 @@ enum ChangeLine {
         out += Array(#","locations":"#.utf8)
         list(data.locations, &out)
         out += Array(#","segments":"#.utf8)
-        let segments = data.segments
-        if segments.isEmpty {
-            out += Array("{}".utf8)
-        } else {
-            out += (try? JSONEncoder().encode(segments)).map(Array.init) ?? Array("{}".utf8)
-        }
+        segments(data.segments, &out)
         out += Array(#"},"k":"#.utf8)
         string(key, &out)
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The report segments as a JSON object, keys in wire order, absent keys left out.
+    private static func segments(_ segments: VisitorSegments, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        func name(_ key: String) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            string(key, &out)
+            out.append(UInt8(ascii: ":"))
+        }
+        func text(_ key: String, _ value: String?) {
+            guard let value else { return }
+            name(key)
+            string(value, &out)
+        }
+        func texts(_ key: String, _ values: [String]?) {
+            guard let values else { return }
+            name(key)
+            out.append(UInt8(ascii: "["))
+            for (i, value) in values.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                string(value, &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        text("country", segments.country)
+        text("browser", segments.browser)
+        texts("devices", segments.devices)
+        text("source", segments.source)
+        text("campaign", segments.campaign)
+        text("visitorType", segments.visitorType)
+        texts("customSegments", segments.customSegments)
+        out.append(UInt8(ascii: "}"))
     }
 
     private static func list(_ values: Set<String>, _ out: inout [UInt8]) {
@@ -90,7 +120,7 @@ enum ChangeLine {
     }
 }
 
-/// Reads exactly the shape `ChangeLine.encode` writes with no segments; `nil` for anything else.
+/// Reads exactly the shape `ChangeLine.encode` writes; `nil` for anything else.
 private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     var i = 0
@@ -99,11 +129,50 @@ private struct Reader {
 
     mutating func record() -> (VisitorKey, VisitorData)? {
         guard literal(#"{"d":{"bucketing":{"#), let bucketing = pairs(), literal(#","goals":"#), let goals = list(),
-              literal(#","locations":"#), let locations = list(), literal(#","segments":{}},"k":"#),
-              let storeKey = string(), literal("}"), i == bytes.count, let key = VisitorKey(storeKey: storeKey) else {
+              literal(#","locations":"#), let locations = list(), literal(#","segments":"#), let segments = segments(),
+              literal(#"},"k":"#), let storeKey = string(), literal("}"), i == bytes.count,
+              let key = VisitorKey(storeKey: storeKey) else {
             return nil
         }
-        return (key, VisitorData(bucketing: bucketing, goals: goals, locations: locations))
+        return (key, VisitorData(bucketing: bucketing, goals: goals, segments: segments, locations: locations))
+    }
+
+    /// `{…}` with the report keys in the order `encode` writes them.
+    private mutating func segments() -> VisitorSegments? {
+        guard byte(UInt8(ascii: "{")) else { return nil }
+        var segments = VisitorSegments()
+        if byte(UInt8(ascii: "}")) { return segments }
+        var first = true
+        func key(_ name: StaticString) -> Bool {
+            let mark = i
+            if !first && !byte(UInt8(ascii: ",")) { return false }
+            guard byte(UInt8(ascii: "\"")), literal(name), literal(#"":"#) else {
+                i = mark
+                return false
+            }
+            first = false
+            return true
+        }
+        if key("country") { guard let v = string() else { return nil }; segments.country = v }
+        if key("browser") { guard let v = string() else { return nil }; segments.browser = v }
+        if key("devices") { guard let v = orderedList() else { return nil }; segments.devices = v }
+        if key("source") { guard let v = string() else { return nil }; segments.source = v }
+        if key("campaign") { guard let v = string() else { return nil }; segments.campaign = v }
+        if key("visitorType") { guard let v = string() else { return nil }; segments.visitorType = v }
+        if key("customSegments") { guard let v = orderedList() else { return nil }; segments.customSegments = v }
+        return byte(UInt8(ascii: "}")) ? segments : nil
+    }
+
+    /// `["a",…]`, in order.
+    private mutating func orderedList() -> [String]? {
+        guard byte(UInt8(ascii: "[")) else { return nil }
+        var out: [String] = []
+        if byte(UInt8(ascii: "]")) { return out }
+        repeat {
+            guard let value = string() else { return nil }
+            out.append(value)
+        } while byte(UInt8(ascii: ","))
+        return byte(UInt8(ascii: "]")) ? out : nil
     }
 
     private mutating func literal(_ text: StaticString) -> Bool {

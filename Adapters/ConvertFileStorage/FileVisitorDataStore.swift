@@ -141,12 +141,11 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// Called under `lock`.
     private func persist(_ key: VisitorKey, _ data: VisitorData) {
         do {
-            logLines += 1
             unflushed += 1
-            if logLines > max(1024, 2 * records.count) {
+            if logLines + 1 > max(1024, 2 * records.count) {
                 try compact()
             } else {
-                writer.append(VisitorFiles.line(key: key, data: data))
+                if writer.append(key, data) { logLines += 1 }
                 logHasData = true
             }
         } catch {

@@ -87,14 +87,18 @@ enum VisitorFiles {
 
 /// The change log's write-behind buffer. Apart from the store so that a scheduled write keeps
 /// only this alive: dropping the store still writes its pending lines at once.
+///
+/// It holds records, not lines: a visitor changed several times within one write-behind window
+/// (context created, decided, converted) costs one line, encoded when the window closes.
 final class ChangeWriter: @unchecked Sendable {
-    // `pending` and `writeScheduled` are guarded by `lock` (the store's).
+    // `pending`, `order` and `writeScheduled` are guarded by `lock` (the store's).
     let file: AppendFile
     private let lock: NSCondition
     private let log: SDKLog
-    private var pending: [UInt8] = []
+    private var pending: [VisitorKey: VisitorData] = [:]
+    private var order: [VisitorKey] = []
     private var writeScheduled = false
-    private static let pendingLimit = 64 * 1024
+    private static let pendingLimit = 512
 
     init(file: AppendFile, lock: NSCondition, log: SDKLog) {
         self.file = file
@@ -102,10 +106,13 @@ final class ChangeWriter: @unchecked Sendable {
         self.log = log
     }
 
-    /// Called under `lock`.
-    func append(_ line: [UInt8]) {
-        pending += line
-        if pending.count >= Self.pendingLimit {
+    /// Records `data` as the latest state of `key`; returns whether it adds a line (the key was
+    /// not pending yet). Called under `lock`.
+    @discardableResult
+    func append(_ key: VisitorKey, _ data: VisitorData) -> Bool {
+        let added = pending.updateValue(data, forKey: key) == nil
+        if added { order.append(key) }
+        if order.count >= Self.pendingLimit {
             writePending()
         } else if !writeScheduled {
             writeScheduled = true
@@ -117,23 +124,31 @@ final class ChangeWriter: @unchecked Sendable {
                 }
             }
         }
+        return added
     }
 
     /// Called under `lock`.
     func writePending() {
-        guard !pending.isEmpty else { return }
+        guard !order.isEmpty else { return }
+        var out: [UInt8] = []
+        out.reserveCapacity(order.count * 128)
+        for key in order {
+            if let data = pending[key] { out += VisitorFiles.line(key: key, data: data) }
+        }
+        pending.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
         do {
-            try file.append(Data(pending))
+            try file.append(Data(out))
         } catch {
             // The data stays in memory; the next compaction writes all of it.
             log.error("visitor data not persisted: \(error)")
         }
-        pending.removeAll(keepingCapacity: true)
     }
 
     /// Replaces the whole log with `content` (what is pending is in it). Called under `lock`.
     func replaceAll(with content: Data = Data()) throws {
         pending.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
         try file.replace(with: content)
     }
 }
