@@ -10,9 +10,8 @@ import Foundation
 /// appends it to a bounded buffer. A single delivery loop on the actor sends a batch when
 /// `batchSize` events are pending or `releaseInterval` after the first pending one. Answers
 /// are classified as SPEC §7 says: a 2xx acknowledges the batch (in the journal too) and fires
-/// `api.queue.released`; 408, 429, 5xx and network failures are retried, in their order, in
-/// requests of at most `batchSize` events, after an exponential backoff with jitter that new
-/// events do not cut short; any other 4xx refuses the batch, which is split in halves until the
+/// `api.queue.released`; 408, 429, 5xx and network failures resend the same batch (never joined
+/// by later events) after an exponential backoff with jitter that new events do not cut short; any other 4xx refuses the batch, which is split in halves until the
 /// refused events stand alone and are given up (counted as ``TrackingCounters/rejected``), so a
 /// bad event never stalls the ones behind it. At start, events left in the journal go first.
 ///
@@ -256,8 +255,8 @@ public actor TrackingQueue: TrackingSink {
             case .refused(let status):
                 refused(batch, status: status)
             case .retry(let after):
-                // Retries keep their order and never grow: at most `batchSize` events a request.
-                units.insert(contentsOf: Self.chunks(batch, of: options.batchSize), at: 0)
+                // A retry resends the batch as it was: in front, in order, never joined by later events.
+                units.insert(batch, at: 0)
                 buffer.countFailure(retrying: batch.count)
                 settleWaiters()
                 var delay = options.retry.delay(attempt: failures)
@@ -299,10 +298,6 @@ public actor TrackingQueue: TrackingSink {
         if let count = refusals.note() {
             log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(status)); given up")
         }
-    }
-
-    private static func chunks(_ batch: [Entry], of size: Int) -> [[Entry]] {
-        stride(from: 0, to: batch.count, by: size).map { Array(batch[$0..<min($0 + size, batch.count)]) }
     }
 
     /// Sends one batch and records what the answer settles.

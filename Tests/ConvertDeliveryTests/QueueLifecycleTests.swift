@@ -131,22 +131,25 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         _ = await queue.shutdown(timeout: .seconds(5))
     }
 
-    @Test func retriedBatchesNeverGrowPastTheBatchSize() async throws {
+    @Test func aRetriedBatchIsResentAsItWasNeverJoinedByLaterEvents() async throws {
         let failures = Counter()
         let server = try LoopbackHTTPServer { _ in
             failures.increment()
             return failures.value <= 3 ? .respond(status: 503) : .respond(status: 200)
         }
         let queue = try queue(server, batchSize: 4)
-        for n in 0..<40 { queue.enqueue(event("v", n)) }
+        for n in 0..<4 { queue.enqueue(event("v", n)) }
+        try await eventually("the first failure") { queue.counters.failedRequests == 1 }
+        for n in 4..<40 { queue.enqueue(event("v", n)) }
         #expect(await queue.flush(timeout: .seconds(60)))
         #expect(queue.counters.sent == 40)
-        let failedGoals = Set(goals(Array(server.requests.prefix(3))))
-        for request in server.requests.dropFirst(3) {
-            let carried = goals([request])
-            if !failedGoals.isDisjoint(with: carried) { #expect(carried.count <= 4, "a retry carries at most batchSize events") }
+        let failed = goals([server.requests[0]])
+        #expect(failed == ["g0", "g1", "g2", "g3"])
+        for retry in server.requests[1...3] {
+            #expect(goals([retry]) == failed, "each retry resends exactly the failed batch")
         }
         #expect(Set(goals(Array(server.requests.dropFirst(3)))) == Set((0..<40).map { "g\($0)" }))
+        #expect(goals(Array(server.requests.dropFirst(3))).count == 40, "nothing twice after the success")
         _ = await queue.shutdown(timeout: .seconds(5))
     }
 
