@@ -1,0 +1,108 @@
+import ConvertEvents
+import ConvertModel
+import ConvertRules
+import ConvertStorage
+
+/// What storing a decision changed: the variation that holds (a concurrent decision for the same
+/// visitor may have stored first), whether it is new, the locations it activated and
+/// deactivated (bits over the plan's location positions), and the visitor's segments.
+struct RecordedDecision {
+    var variation: Variation?
+    var isNew = false
+    var activated: UInt64 = 0
+    var deactivated: UInt64 = 0
+    var segments: VisitorSegments?
+}
+
+extension ConvertContext {
+    /// Stores, tracks and announces what a decision found; returns the variation that holds.
+    func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
+                _ input: DecisionInput, enableTracking: Bool) -> Variation? {
+        let plan = installed.plans[position]
+        let events = core.events
+        if decision.matchedAudiences != 0 {
+            events.fire(.audiences, .audiences(AudiencesPayload(
+                visitorId: visitorId,
+                audienceIds: Self.positions(decision.matchedAudiences, in: plan.audienceIndexes)
+                    .map { installed.config.audiences[$0].id })))
+        }
+        let locationKeys = installed.locationKeys
+        // Checked against what was read first, so an unchanged visitor costs no store write.
+        let expected = Self.locationChanges(decision, plan, locationKeys, input.stored)
+        guard decision.isNew || expected.activate | expected.deactivate != 0 else { return decision.variation }
+
+        let recorded = core.ports.visitorStore.update(input.key) { data -> RecordedDecision in
+            let changes = Self.locationChanges(decision, plan, locationKeys, data)
+            if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
+            var outcome = RecordedDecision(variation: decision.variation)
+            for (bitPosition, index) in plan.locationIndexes.enumerated() where bitPosition < 64 {
+                let bit: UInt64 = 1 << UInt64(bitPosition)
+                if changes.activate & bit != 0, data.insertLocation(locationKeys[index]) { outcome.activated |= bit }
+                if changes.deactivate & bit != 0, data.removeLocation(locationKeys[index]) { outcome.deactivated |= bit }
+            }
+            outcome.segments = data.storedSegments
+            guard decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex else { return outcome }
+            if let existing = data.variation(forExperience: plan.id),
+               existing != input.stored.variation(forExperience: plan.id),
+               let kept = plan.variationIndex(of: existing) {
+                outcome.variation = plan.variationModels[kept]
+                return outcome
+            }
+            data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
+            outcome.variation = fresh
+            outcome.isNew = true
+            return outcome
+        }
+        announceLocations(recorded, plan, installed, input)
+        if recorded.isNew, let variation = recorded.variation {
+            if enableTracking && core.isTrackingEnabled {
+                core.ports.trackingSink.enqueue(TrackingEvent(
+                    accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
+                    segments: recorded.segments,
+                    payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id)))
+            }
+            events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
+                                                    experienceKey: plan.key, variationId: variation.id,
+                                                    variationKey: variation.key)))
+        }
+        return recorded.variation
+    }
+
+    /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.
+    private static func locationChanges(_ decision: ExperienceDecision, _ plan: ExperiencePlan, _ locationKeys: [InternedId],
+                                        _ data: VisitorData) -> (activate: UInt64, deactivate: UInt64) {
+        guard decision.locationsEvaluated else { return (0, 0) }
+        var activate: UInt64 = 0, deactivate: UInt64 = 0
+        for (bitPosition, index) in plan.locationIndexes.enumerated() where bitPosition < 64 {
+            let bit: UInt64 = 1 << UInt64(bitPosition)
+            let known = data.containsLocation(locationKeys[index])
+            if decision.matchedLocations & bit != 0, !known { activate |= bit }
+            if decision.unmatchedLocations & bit != 0, known { deactivate |= bit }
+        }
+        return (activate, deactivate)
+    }
+
+    private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, _ installed: InstalledConfig,
+                                   _ input: DecisionInput) {
+        guard recorded.activated | recorded.deactivated != 0 else { return }
+        let locations = installed.config.locations
+        func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
+        for index in Self.positions(recorded.activated, in: plan.locationIndexes) {
+            core.events.fire(.locationActivated, .locationActivated(LocationActivatedPayload(
+                visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
+                properties: input.locationProperties.mapValues(\.javaScriptString))))
+        }
+        for index in Self.positions(recorded.deactivated, in: plan.locationIndexes) {
+            core.events.fire(.locationDeactivated, .locationDeactivated(LocationDeactivatedPayload(
+                visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index))))
+        }
+    }
+
+    /// The elements of `indexes` at the set bits of `bits`.
+    static func positions(_ bits: UInt64, in indexes: [Int]) -> [Int] {
+        guard bits != 0 else { return [] }
+        return indexes.enumerated().compactMap { position, index in
+            position < 64 && bits & (1 << UInt64(position)) != 0 ? index : nil
+        }
+    }
+}
