@@ -6,12 +6,15 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "ConvertHashing", targets: ["ConvertHashing"]),
+        .library(name: "ConvertJSON", targets: ["ConvertJSON"]),
         .library(name: "ConvertRules", targets: ["ConvertRules"]),
         .library(name: "ConvertBucketing", targets: ["ConvertBucketing"]),
         .library(name: "ConvertModel", targets: ["ConvertModel"]),
+        .library(name: "ConvertVisitor", targets: ["ConvertVisitor"]),
         .library(name: "ConvertEvents", targets: ["ConvertEvents"]),
         .library(name: "ConvertSupport", targets: ["ConvertSupport"]),
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
+        .library(name: "ConvertVisitorTable", targets: ["ConvertVisitorTable"]),
         .library(name: "ConvertCore", targets: ["ConvertCore"]),
         .library(name: "ConvertMemory", targets: ["ConvertMemory"]),
         .library(name: "ConvertTransport", targets: ["ConvertTransport"]),
@@ -31,18 +34,25 @@ let package = Package(
     targets: [
         // Engines: pure, no I/O.
         .target(name: "ConvertHashing", path: "Modules/ConvertHashing"),
-        .target(name: "ConvertRules", path: "Modules/ConvertRules"),
+        .target(name: "ConvertJSON", path: "Modules/ConvertJSON"),
+        .target(name: "ConvertRules", dependencies: ["ConvertJSON"], path: "Modules/ConvertRules"),
         .target(name: "ConvertBucketing", dependencies: ["ConvertHashing"], path: "Modules/ConvertBucketing"),
-        .target(name: "ConvertModel", dependencies: ["ConvertRules", "ConvertBucketing"], path: "Modules/ConvertModel"),
+        .target(name: "ConvertModel", dependencies: ["ConvertJSON", "ConvertRules", "ConvertBucketing"],
+                path: "Modules/ConvertModel"),
+        // What the SDK knows of a visitor beside the config: report segments, conversion data.
+        .target(name: "ConvertVisitor", dependencies: ["ConvertJSON"], path: "Modules/ConvertVisitor"),
 
-        .target(name: "ConvertEvents", dependencies: ["ConvertModel"], path: "Modules/ConvertEvents"),
+        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor"], path: "Modules/ConvertEvents"),
 
         .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
-        .target(name: "ConvertStorage", dependencies: ["ConvertModel", "ConvertHashing"], path: "Modules/ConvertStorage"),
+        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertHashing"], path: "Modules/ConvertStorage"),
+        // The in-memory structure stores are built on (ports and their values stay in Storage).
+        .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
+                path: "Modules/ConvertVisitorTable"),
 
         .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
         .target(name: "ConvertQueue", dependencies: ["ConvertEvents", "ConvertStorage", "ConvertSupport",
-                                                     "ConvertTransport", "ConvertModel"],
+                                                     "ConvertTransport", "ConvertVisitor"],
                 path: "Modules/ConvertQueue"),
         .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertSupport",
                                                             "ConvertTransport"],
@@ -52,12 +62,12 @@ let package = Package(
         .target(
             name: "ConvertCore",
             dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertHashing",
-                           "ConvertBucketing", "ConvertRules"],
+                           "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
             path: "Modules/ConvertCore"),
 
         // Adapters.
-        .target(name: "ConvertMemory", dependencies: ["ConvertStorage"], path: "Adapters/ConvertMemory"),
-        .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport", "ConvertModel"],
+        .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable"], path: "Adapters/ConvertMemory"),
+        .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport", "ConvertVisitor", "ConvertVisitorTable"],
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport"],
                 path: "Adapters/ConvertURLSessionTransport"),
@@ -75,7 +85,7 @@ let package = Package(
             name: "ConvertTesting",
             dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore",
                            "ConvertMemory",
-                           "ConvertTransport", "ConvertBucketing", "ConvertRules"],
+                           "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
 
@@ -88,7 +98,7 @@ let package = Package(
         // Examples.
         .executableTarget(
             name: "Quickstart",
-            dependencies: ["ConvertSwiftSDK", "ConvertBucketing"],
+            dependencies: ["ConvertSwiftSDK", "ConvertBucketing", "ConvertVisitor"],
             path: "Examples/Quickstart",
             resources: [.copy("Resources")]),
 
@@ -130,7 +140,7 @@ let package = Package(
             name: "ConvertDeliveryTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
-                           "ConvertTransport"],
+                           "ConvertTransport", "ConvertVisitor"],
             path: "Tests/ConvertDeliveryTests"),
         .testTarget(
             name: "ConvertCommandTests",
@@ -140,7 +150,7 @@ let package = Package(
             name: "ConvertReliabilityTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertMemory",
                            "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader", "ConvertURLSessionTransport",
-                           "ConvertModel", "ConvertRules"],
+                           "ConvertModel", "ConvertRules", "ConvertVisitor"],
             path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         // Reads the manifest and every target's imports: an undeclared arrow fails the suite.
@@ -148,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "ConvertCoreTests",
             dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport",
-                           "ConvertEvents", "ConvertModel", "ConvertRules", "ConvertStorage"],
+                           "ConvertEvents", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable"],
             path: "Tests/ConvertCoreTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,5 @@
-import ConvertModel
 import ConvertStorage
+import ConvertVisitor
 import Foundation
 #if canImport(Glibc)
 import Glibc

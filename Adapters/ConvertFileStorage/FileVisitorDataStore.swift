@@ -1,5 +1,6 @@
 import ConvertStorage
 import ConvertSupport
+import ConvertVisitorTable
 import Foundation
 
 /// Visitor data held in memory, bounded, and persisted as a snapshot plus append-only change
@@ -67,8 +68,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         records = VisitorTable(capacity: self.capacity)
         writer = ChangeWriter(file: try AppendFile(files.file(token)), lock: lock, log: log)
         // A thread of its own: the load can take seconds and must not hold a worker of the
-        // pool Swift concurrency runs on.
-        let loader = Thread { self.load() }
+        // pool Swift concurrency runs on. Weakly held, so the thread's exit, which may come
+        // late on a busy machine, never delays the store's release (and its final write).
+        let loader = Thread { [weak self] in self?.load() }
         loader.name = "convert.visitor-store.load"
         loader.start()
     }

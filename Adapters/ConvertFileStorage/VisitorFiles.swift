@@ -1,6 +1,6 @@
-import ConvertModel
 import ConvertStorage
 import ConvertSupport
+import ConvertVisitor
 import Foundation
 
 /// Reading the visitor files: the snapshot and the change logs.

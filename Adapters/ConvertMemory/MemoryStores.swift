@@ -1,4 +1,5 @@
 import ConvertStorage
+import ConvertVisitorTable
 import Foundation
 
 /// Visitor data in memory, bounded: past `capacity` visitors one not used lately is forgotten

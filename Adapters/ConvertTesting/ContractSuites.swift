@@ -1,5 +1,6 @@
 import ConvertModel
 import ConvertStorage
+import ConvertVisitor
 import Foundation
 
 /// A broken promise found by a contract suite.

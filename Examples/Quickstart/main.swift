@@ -5,6 +5,7 @@
 //   swift run quickstart --visitors 2000
 //   swift run quickstart --sdk-key KEY        # the live config from Convert's CDN
 import ConvertSwiftSDK
+import ConvertVisitor
 import Foundation
 
 let options = QuickstartOptions(CommandLine.arguments.dropFirst())

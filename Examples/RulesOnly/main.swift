@@ -27,10 +27,10 @@ guard arguments.isEmpty || arguments.count == 2 else {
 }
 
 func parse(_ text: String, _ what: String) -> JSONValue {
-    do {
-        return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+    do throws(JSONParseError) {
+        return try JSONParser.parse(Array(text.utf8))
     } catch {
-        FileHandle.standardError.write(Data("rules-only: the \(what) is not valid JSON\n".utf8))
+        FileHandle.standardError.write(Data("rules-only: the \(what) is \(error)\n".utf8))
         exit(2)
     }
 }

@@ -63,7 +63,7 @@ struct VisitorLine {
 
     init(_ bytes: [UInt8]) throws {
         let json: JSONValue
-        do throws(ConfigDecodingError) {
+        do throws(JSONParseError) {
             json = try JSONParser.parse(bytes)
         } catch {
             switch error {

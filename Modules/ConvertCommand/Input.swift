@@ -15,7 +15,7 @@ enum Input {
     static func object(_ text: String?, for option: String) throws -> [String: JSONValue] {
         guard let text else { return [:] }
         let json: JSONValue
-        do throws(ConfigDecodingError) {
+        do throws(JSONParseError) {
             json = try JSONParser.parse(Array(text.utf8))
         } catch {
             throw UsageError("--\(option) is not valid JSON: \(error.description)")

@@ -1,6 +1,7 @@
 import ConvertEvents
 import ConvertModel
 import ConvertRules
+import ConvertVisitor
 
 /// Completion-handler twins of the async API, for call sites without `async`. Completions run
 /// on a background task, never on the caller's thread.

@@ -3,6 +3,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertSupport
+import ConvertVisitor
 
 extension ConvertContext {
     /// Tracks a conversion on the goal with `goalKey`.

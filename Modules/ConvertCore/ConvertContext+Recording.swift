@@ -2,6 +2,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
+import ConvertVisitor
 
 /// What storing a decision changed: the variation that holds (a concurrent decision for the same
 /// visitor may have stored first), whether it is new, the locations it activated and

@@ -3,6 +3,7 @@ import ConvertModel
 import ConvertRules
 import ConvertStorage
 import ConvertSupport
+import ConvertVisitor
 
 extension ConvertContext {
     /// Sets the visitor's report segments (country, browser, devices, source, campaign,

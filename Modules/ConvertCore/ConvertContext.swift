@@ -4,6 +4,7 @@ import ConvertModel
 import ConvertRules
 import ConvertStorage
 import ConvertSupport
+import ConvertVisitor
 import Foundation
 
 /// One visitor's view of the SDK: decisions, features, conversions and segments for that visitor.

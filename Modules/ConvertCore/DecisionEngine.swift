@@ -2,6 +2,7 @@ import ConvertBucketing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
+import ConvertVisitor
 
 /// Everything one experience decision reads.
 struct DecisionInput {

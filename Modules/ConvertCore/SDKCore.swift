@@ -62,7 +62,11 @@ final class SDKCore: @unchecked Sendable {
         let decoded: DecodedConfig
         let json: JSONValue
         do throws(ConfigDecodingError) {
-            json = try JSONParser.parse(document.bytes)
+            do throws(JSONParseError) {
+                json = try JSONParser.parse(document.bytes)
+            } catch {
+                throw ConfigDecodingError(error)
+            }
             decoded = try ConfigDecoder.decode(json: json)
         } catch {
             let message = "config from \(document.origin.rawValue) rejected: \(error.description)"

@@ -1,4 +1,5 @@
 import ConvertModel
+import ConvertVisitor
 
 /// What an ``SystemEvent`` carries; match on the case to read its payload.
 ///

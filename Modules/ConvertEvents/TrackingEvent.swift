@@ -1,4 +1,4 @@
-import ConvertModel
+import ConvertVisitor
 
 /// One tracking event for one visitor, as the tracking API receives it.
 public struct TrackingEvent: Sendable, Hashable, Codable {

@@ -37,12 +37,18 @@ public enum ConfigDecoder {
 
     /// Decodes config bytes: a bare CDN body or `{"environment": ..., "data": {...}}`.
     public static func decode(_ data: Data, options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
-        try decode(json: JSONParser.parse(data), options: options)
+        try decode(bytes: [UInt8](data), options: options)
     }
 
     /// Decodes config bytes held in an array.
     public static func decode(bytes: [UInt8], options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
-        try decode(json: JSONParser.parse(bytes), options: options)
+        let json: JSONValue
+        do throws(JSONParseError) {
+            json = try JSONParser.parse(bytes)
+        } catch {
+            throw ConfigDecodingError(error)
+        }
+        return try decode(json: json, options: options)
     }
 
     /// Decodes an already parsed document.

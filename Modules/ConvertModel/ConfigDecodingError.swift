@@ -1,3 +1,5 @@
+import ConvertJSON
+
 /// Why a config document could not be decoded at all.
 ///
 /// Problems inside a well-formed document never throw: they degrade the element they touch and
@@ -26,6 +28,17 @@ public enum ConfigDecodingError: Error, Sendable, Hashable, CustomStringConverti
             return "config must be a JSON object, found \(found)"
         case .missingIdentity(let what):
             return "config is missing \(what)"
+        }
+    }
+}
+
+extension ConfigDecodingError {
+    /// The config-level reading of a parse failure.
+    public init(_ error: JSONParseError) {
+        switch error {
+        case .empty: self = .empty
+        case .invalidJSON(let offset, let reason): self = .invalidJSON(offset: offset, reason: reason)
+        case .tooDeep(let offset, let limit): self = .tooDeep(offset: offset, limit: limit)
         }
     }
 }

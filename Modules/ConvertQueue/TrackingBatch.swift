@@ -1,5 +1,5 @@
 import ConvertEvents
-import ConvertModel
+import ConvertVisitor
 import Foundation
 
 /// The tracking API's request body for one batch.

@@ -1,5 +1,5 @@
 import ConvertHashing
-import ConvertModel
+import ConvertVisitor
 import Foundation
 
 /// What the SDK remembers about one visitor.

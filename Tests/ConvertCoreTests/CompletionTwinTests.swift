@@ -1,6 +1,7 @@
 import ConvertCore
 import ConvertModel
 import ConvertTesting
+import ConvertVisitor
 import Testing
 
 @Suite struct CompletionTwinTests {

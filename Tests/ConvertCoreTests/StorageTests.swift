@@ -4,6 +4,8 @@ import ConvertModel
 import ConvertStorage
 import ConvertSupport
 import ConvertTesting
+import ConvertVisitor
+import ConvertVisitorTable
 import Foundation
 import Testing
 

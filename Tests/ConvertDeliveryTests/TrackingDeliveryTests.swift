@@ -4,6 +4,7 @@ import ConvertQueue
 import ConvertSwiftSDK
 import ConvertTesting
 import ConvertURLSessionTransport
+import ConvertVisitor
 import Foundation
 import Testing
 

@@ -1,4 +1,4 @@
-import ConvertRules
+import ConvertJSON
 
 /// A key conversions may carry data under.
 public enum GoalDataKey: String, Sendable, Hashable, Codable, CaseIterable {

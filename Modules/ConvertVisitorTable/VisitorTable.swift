@@ -1,3 +1,5 @@
+import ConvertHashing
+import ConvertStorage
 import Foundation
 
 /// An O(1) map from ``VisitorKey`` to ``VisitorData``, optionally bounded: the in-memory core

@@ -1,5 +1,3 @@
-import ConvertRules
-
 /// A strict RFC 8259 parser producing ``JSONValue``s, with a nesting limit and byte offsets in
 /// its errors. Duplicate object keys keep the last value, as `JSON.parse` does.
 public struct JSONParser {
@@ -7,16 +5,16 @@ public struct JSONParser {
     public static let maximumDepth = 512
 
     /// Parses one JSON document.
-    public static func parse(_ bytes: some Collection<UInt8>) throws(ConfigDecodingError) -> JSONValue {
-        let result: Result<JSONValue, ConfigDecodingError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(ConfigDecodingError) -> JSONValue in try parse(buffer: buffer) }
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+        let result: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer: buffer) }
         }
         if let result { return try result.get() }
         let copy = Array(bytes)
-        return try copy.withUnsafeBufferPointer { buffer throws(ConfigDecodingError) in try parse(buffer: buffer) }
+        return try copy.withUnsafeBufferPointer { buffer throws(JSONParseError) in try parse(buffer: buffer) }
     }
 
-    static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(ConfigDecodingError) -> JSONValue {
+    static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes: buffer)
         parser.skipWhitespace()
         guard parser.index < buffer.count else { throw .empty }
@@ -37,7 +35,7 @@ public struct JSONParser {
         self.bytes = bytes
     }
 
-    private func failure(_ reason: String) -> ConfigDecodingError {
+    private func failure(_ reason: String) -> JSONParseError {
         .invalidJSON(offset: index, reason: reason)
     }
 
@@ -50,7 +48,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(ConfigDecodingError) -> JSONValue {
+    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth < Self.maximumDepth else { throw .tooDeep(offset: index, limit: Self.maximumDepth) }
         guard index < bytes.count else { throw failure("unexpected end of input") }
         switch bytes[index] {
@@ -65,7 +63,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expect(_ literal: StaticString) throws(ConfigDecodingError) {
+    private mutating func expect(_ literal: StaticString) throws(JSONParseError) {
         let count = literal.utf8CodeUnitCount
         guard bytes.count - index >= count else { throw failure("truncated literal") }
         for i in 0..<count where bytes[index + i] != literal.utf8Start[i] {
@@ -74,7 +72,7 @@ public struct JSONParser {
         index += count
     }
 
-    private mutating func parseObject(depth: Int) throws(ConfigDecodingError) -> JSONValue {
+    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         index += 1
         let first = pendingMembers.count
         skipWhitespace()
@@ -107,7 +105,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(ConfigDecodingError) -> JSONValue {
+    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
@@ -132,7 +130,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseNumber() throws(ConfigDecodingError) -> Double {
+    private mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         let intStart = index
@@ -173,7 +171,7 @@ public struct JSONParser {
         UnsafeBufferPointer(start: bytes.baseAddress.map { $0 + start }, count: end - start)
     }
 
-    private mutating func parseString() throws(ConfigDecodingError) -> String {
+    private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
         var ascii = true
@@ -196,7 +194,7 @@ public struct JSONParser {
         throw failure("unterminated string")
     }
 
-    private mutating func parseEscapedString(from start: Int) throws(ConfigDecodingError) -> String {
+    private mutating func parseEscapedString(from start: Int) throws(JSONParseError) -> String {
         var out: [UInt8] = Array(span(start, index))
         while index < bytes.count {
             let b = bytes[index]
@@ -231,7 +229,7 @@ public struct JSONParser {
         throw failure("unterminated string")
     }
 
-    private mutating func hex4() throws(ConfigDecodingError) -> UInt32 {
+    private mutating func hex4() throws(JSONParseError) -> UInt32 {
         guard bytes.count - index >= 4 else { throw failure("truncated \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -251,7 +249,7 @@ public struct JSONParser {
 
     /// Decodes `XXXX` (after `\u`), pairing surrogates; a lone surrogate becomes U+FFFD as in
     /// most JSON readers, since Swift strings cannot hold one.
-    private mutating func parseUnicodeEscape() throws(ConfigDecodingError) -> [UInt8] {
+    private mutating func parseUnicodeEscape() throws(JSONParseError) -> [UInt8] {
         var scalar = try hex4()
         if (0xD800...0xDBFF).contains(scalar), bytes.count - index >= 6,
            bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
@@ -266,5 +264,23 @@ public struct JSONParser {
         }
         let unicode = Unicode.Scalar(scalar) ?? "\u{FFFD}"
         return Array(String(Character(unicode)).utf8)
+    }
+}
+
+/// Why bytes are not a JSON document.
+public enum JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The input is empty or only white space.
+    case empty
+    /// The bytes are not valid JSON; `offset` is the byte where parsing stopped.
+    case invalidJSON(offset: Int, reason: String)
+    /// The JSON nests deeper than ``JSONParser/maximumDepth``.
+    case tooDeep(offset: Int, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .empty: return "the input is empty"
+        case .invalidJSON(let offset, let reason): return "not valid JSON: \(reason) at byte \(offset)"
+        case .tooDeep(let offset, let limit): return "JSON nests deeper than \(limit) levels at byte \(offset)"
+        }
     }
 }

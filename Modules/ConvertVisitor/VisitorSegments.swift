@@ -1,4 +1,4 @@
-import ConvertRules
+import ConvertJSON
 
 /// The visitor's report segments: the seven keys tracking sends and audiences can read.
 ///

@@ -181,7 +181,7 @@ extension JavaScriptNumber {
     /// JavaScript's `parseInt(text)`: the leading integer after optional white space and sign
     /// (`"0x"` reads hexadecimal); `nil` where JS gives NaN.
     public static func parseInt(_ text: String) -> Double? {
-        var bytes = Substring(Text.trimmed(text)).utf8[...]
+        var bytes = Substring(JavaScriptText.trimmed(text)).utf8[...]
         var sign = 1.0
         if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
             if first == UInt8(ascii: "-") { sign = -1 }
@@ -211,7 +211,7 @@ extension JavaScriptNumber {
     /// JavaScript's `parseFloat(text)`: the longest leading decimal literal (or `Infinity`);
     /// `nil` where JS gives NaN.
     public static func parseFloat(_ text: String) -> Double? {
-        let bytes = Array(Substring(Text.trimmed(text)).utf8)
+        let bytes = Array(Substring(JavaScriptText.trimmed(text)).utf8)
         var i = 0
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") { i += 1 }
         if bytes[i...].starts(with: "Infinity".utf8) {
@@ -260,7 +260,7 @@ extension JavaScriptNumber {
     /// JavaScript's `Number(text)`: white space trimmed, `""` 0, decimal literals with an optional
     /// sign and exponent, `Infinity`, and unsigned `0x`/`0o`/`0b` integers; anything else NaN.
     public static func number(parsing text: String) -> Double {
-        let bytes = Array(Substring(Text.trimmed(text)).utf8)
+        let bytes = Array(Substring(JavaScriptText.trimmed(text)).utf8)
         if bytes.isEmpty { return 0 }
         if bytes.count > 2, bytes[0] == UInt8(ascii: "0") {
             let radix: Double?
