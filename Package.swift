@@ -77,7 +77,7 @@ let package = Package(
             name: "ConvertSwiftSDK",
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
                            "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel",
-                           "ConvertRules", "ConvertStorage", "ConvertSupport"],
+                           "ConvertRules", "ConvertStorage", "ConvertSupport", "ConvertVisitor"],
             path: "Modules/ConvertSwiftSDK"),
 
         // Test support shipped as a product.
@@ -92,13 +92,13 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "convert",
-            dependencies: ["ConvertSwiftSDK", "ConvertConfigLoader", "ConvertURLSessionTransport", "ConvertBucketing"],
+            dependencies: ["ConvertSwiftSDK", "ConvertConfigLoader", "ConvertURLSessionTransport", "ConvertBucketing", "ConvertTransport"],
             path: "Modules/ConvertCommand"),
 
         // Examples.
         .executableTarget(
             name: "Quickstart",
-            dependencies: ["ConvertSwiftSDK", "ConvertBucketing", "ConvertVisitor"],
+            dependencies: ["ConvertSwiftSDK", "ConvertBucketing", "ConvertVisitor", "ConvertTransport"],
             path: "Examples/Quickstart",
             resources: [.copy("Resources")]),
 
@@ -109,13 +109,13 @@ let package = Package(
                            "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel", "ConvertStorage",
                            "ConvertSupport", "ConvertTransport", "ConvertRules"],
             path: "Examples/CustomBuild"),
-        .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting"], path: "Examples/InMemory"),
+        .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertTransport"], path: "Examples/InMemory"),
 
         .executableTarget(
             name: "convert-bench",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing",
-                           "ConvertURLSessionTransport"],
+                           "ConvertURLSessionTransport", "ConvertTransport"],
             path: "Examples/Benchmarks",
             resources: [.copy("Resources")]),
 
@@ -150,7 +150,7 @@ let package = Package(
             name: "ConvertReliabilityTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertMemory",
                            "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader", "ConvertURLSessionTransport",
-                           "ConvertModel", "ConvertRules", "ConvertVisitor"],
+                           "ConvertModel", "ConvertRules", "ConvertVisitor", "ConvertTransport"],
             path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         // Reads the manifest and every target's imports: an undeclared arrow fails the suite.

@@ -4,6 +4,7 @@ import ConvertMemory
 import ConvertQueue
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation
 

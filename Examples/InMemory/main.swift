@@ -4,6 +4,7 @@
 //   swift run in-memory
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import Foundation
 
 let transport = StubTransport { _ in HTTPResponse(status: 200) }

@@ -1,4 +1,5 @@
 import ConvertSwiftSDK
+import ConvertTransport
 import Foundation
 
 /// A transport that "delivers" every request by appending its body as one line to a file and

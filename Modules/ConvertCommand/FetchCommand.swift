@@ -1,5 +1,6 @@
 import ConvertConfigLoader
 import ConvertSwiftSDK
+import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation
 

@@ -1,3 +1,6 @@
+// The SDK's own vocabulary. Transport types (`HTTPRequest`, `HTTPResponse`) are not re-exported:
+// their generic names clash with server frameworks imported beside the SDK; a custom transport
+// imports ConvertTransport itself.
 @_exported import ConvertCore
 @_exported import ConvertEvents
 @_exported import ConvertModel
@@ -5,7 +8,8 @@
 @_exported import ConvertRules
 @_exported import ConvertStorage
 @_exported import ConvertSupport
-@_exported import ConvertTransport
+@_exported import ConvertVisitor
+import ConvertTransport
 import ConvertConfigLoader
 import ConvertFileStorage
 import ConvertMemory

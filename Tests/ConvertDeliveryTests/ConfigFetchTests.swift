@@ -3,6 +3,7 @@ import ConvertFileStorage
 import ConvertMemory
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation
 import Testing

@@ -2,6 +2,7 @@ import ConvertFileStorage
 import ConvertMemory
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import ConvertVisitor
 import Foundation
 import Testing

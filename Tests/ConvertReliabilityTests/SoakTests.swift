@@ -2,6 +2,7 @@ import ConvertMemory
 import ConvertQueue
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import ConvertURLSessionTransport
 import ConvertVisitor
 import Foundation
