@@ -66,7 +66,7 @@ let package = Package(
             path: "Modules/ConvertCore"),
 
         // Adapters.
-        .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable"], path: "Adapters/ConvertMemory"),
+        .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSupport"], path: "Adapters/ConvertMemory"),
         .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport", "ConvertVisitor", "ConvertVisitorTable"],
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport"],

@@ -1,4 +1,5 @@
 import ConvertStorage
+import ConvertSupport
 import ConvertVisitorTable
 import Foundation
 
@@ -39,13 +40,11 @@ public final class MemoryVisitorDataStore: VisitorDataStore, @unchecked Sendable
 }
 
 /// An auto visitor id kept in memory for the life of the process.
-public final class MemoryVisitorIdStore: VisitorIdStore, @unchecked Sendable {
-    // `id` is guarded by `lock`.
-    private let lock = NSLock()
-    private var id: String?
+public final class MemoryVisitorIdStore: VisitorIdStore, Sendable {
+    private let id: Locked<String?>
 
-    public init(id: String? = nil) { self.id = id }
+    public init(id: String? = nil) { self.id = Locked(id) }
 
-    public func loadVisitorId() -> String? { lock.withLock { id } }
-    public func saveVisitorId(_ id: String) { lock.withLock { self.id = id } }
+    public func loadVisitorId() -> String? { id.value }
+    public func saveVisitorId(_ id: String) { self.id.set(id) }
 }

@@ -1,28 +1,5 @@
+import ConvertSupport
 import Foundation
-
-/// A value shared between tasks and callbacks in tests, behind a lock.
-///
-/// ```swift
-/// let seen = Locked<[String]>([])
-/// sdk.on(.bucketing) { _ in seen.withValue { $0.append("b") } }
-/// ```
-public final class Locked<Value>: @unchecked Sendable {
-    // `stored` is guarded by `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-
-    public init(_ value: Value) { stored = value }
-
-    /// The current value.
-    public var value: Value { lock.withLock { stored } }
-
-    /// Replaces the value.
-    public func set(_ value: Value) { lock.withLock { stored = value } }
-
-    /// Changes the value in place, atomically.
-    @discardableResult
-    public func withValue<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&stored) } }
-}
 
 /// A thread-safe counter for tests.
 public final class Counter: @unchecked Sendable {

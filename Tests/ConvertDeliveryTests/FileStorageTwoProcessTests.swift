@@ -2,6 +2,7 @@ import ConvertFileStorage
 import ConvertQueue
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation
 import Testing

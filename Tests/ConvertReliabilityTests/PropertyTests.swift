@@ -4,6 +4,7 @@ import ConvertMemory
 import ConvertRules
 import ConvertSwiftSDK
 import ConvertTesting
+import ConvertTransport
 import Foundation
 import Testing
 
