@@ -48,12 +48,18 @@ public struct RemoteConfigSource: ConfigSource {
     public let transport: any HTTPTransport
     public let cache: (any ByteStore)?
     public let log: SDKLog
+    /// What the refresh interval and the backoff are measured on.
+    public let clock: any SleepClock
 
-    public init(settings: Settings, transport: any HTTPTransport, cache: (any ByteStore)?, log: SDKLog = .silent) {
+    /// A source fetching through `transport` and caching in `cache`; refreshes and backoffs
+    /// wait on `clock`.
+    public init(settings: Settings, transport: any HTTPTransport, cache: (any ByteStore)?, log: SDKLog = .silent,
+                clock: any SleepClock = .continuous) {
         self.settings = settings
         self.transport = transport
         self.cache = cache
         self.log = log
+        self.clock = clock
     }
 
     /// Why an SDK key cannot be right: too long, or holding spaces or control characters.
@@ -117,7 +123,7 @@ public struct RemoteConfigSource: ConfigSource {
                 wait = settings.retry.delay(attempt: failures)
                 failures += 1
             }
-            try? await Task.sleep(for: wait)
+            try? await clock.sleep(for: wait)
         }
     }
 

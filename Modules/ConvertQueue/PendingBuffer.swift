@@ -1,4 +1,5 @@
 import ConvertEvents
+import ConvertSupport
 import Foundation
 
 /// The queue's pending events and counters, behind one lock so `enqueue` never waits for the actor.
@@ -11,22 +12,27 @@ final class PendingBuffer: @unchecked Sendable {
     private var head = 0
     /// Entries taken out for delivery and not settled yet.
     private var inFlight = 0
-    private var firstAt: ContinuousClock.Instant?
+    /// When the oldest waiting entry came, on `clock`.
+    private var firstAt: Duration?
     private var stats = TrackingCounters()
     private var open = true
     /// The ordinal the next entry gets; ordinals order every entry the queue ever held.
     private var nextOrdinal: UInt64 = 0
     private var drops = RateLimitedCount(interval: .seconds(10))
     let capacity: Int
+    private let clock: any SleepClock
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int, clock: any SleepClock) {
+        self.capacity = capacity
+        self.clock = clock
+    }
 
     var count: Int { lock.withLock { entries.count - head } }
 
     /// Whether an event would be taken now (open and below capacity).
     var hasRoom: Bool { lock.withLock { open && entries.count - head + inFlight < capacity } }
 
-    var firstPendingAt: ContinuousClock.Instant? { lock.withLock { entries.count > head ? firstAt : nil } }
+    var firstPendingAt: Duration? { lock.withLock { entries.count > head ? firstAt : nil } }
 
     /// The ordinal of the oldest event waiting in the buffer (not in flight).
     var oldestWaitingOrdinal: UInt64? { lock.withLock { entries.count > head ? entries[head].ordinal : nil } }
@@ -55,7 +61,7 @@ final class PendingBuffer: @unchecked Sendable {
             }
             entries.insert(contentsOf: entriesRecovered, at: head)
             stats.enqueued += recovered.count
-            if firstAt == nil && !recovered.isEmpty { firstAt = .now }
+            if firstAt == nil && !recovered.isEmpty { firstAt = clock.elapsed }
         }
     }
 
@@ -64,7 +70,7 @@ final class PendingBuffer: @unchecked Sendable {
         lock.withLock {
             stats.enqueued += 1
             stats.dropped += 1
-            return drops.note()
+            return drops.note(now: clock.elapsed)
         }
     }
 
@@ -76,7 +82,7 @@ final class PendingBuffer: @unchecked Sendable {
             nextOrdinal += 1
             stats.enqueued += 1
             if pending == 0 {
-                firstAt = .now
+                firstAt = clock.elapsed
                 return batchSize <= 1 ? .wakeNow : .first
             }
             return pending + 1 == batchSize ? .wakeNow : .queued
@@ -132,12 +138,13 @@ final class PendingBuffer: @unchecked Sendable {
 struct RateLimitedCount {
     let interval: Duration
     private var unreported = 0
-    private var lastReport: ContinuousClock.Instant?
+    private var lastReport: Duration?
 
     init(interval: Duration) { self.interval = interval }
 
-    /// Notes one occurrence; returns the count to report now, or `nil`.
-    mutating func note(now: ContinuousClock.Instant = .now) -> Int? {
+    /// Notes one occurrence at `now` (an instant of the owner's clock); returns the count to
+    /// report now, or `nil`.
+    mutating func note(now: Duration) -> Int? {
         unreported += 1
         if let lastReport, now - lastReport < interval { return nil }
         lastReport = now

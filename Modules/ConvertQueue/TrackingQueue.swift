@@ -38,6 +38,8 @@ public actor TrackingQueue: TrackingSink {
         let id: UInt64
         let target: UInt64
         let continuation: CheckedContinuation<Bool, Never>
+        /// Expires the waiter at its timeout; cancelled when it settles first.
+        var timer: Task<Void, Never>?
     }
 
     nonisolated let buffer: PendingBuffer
@@ -47,10 +49,12 @@ public actor TrackingQueue: TrackingSink {
     private let journal: (any EventJournal)?
     private let events: SystemEventHub?
     private let log: SDKLog
+    /// Measures the release interval, backoffs, flush timeouts and log rate limits.
+    private let clock: any SleepClock
     /// Wakes the loop for new events.
-    private let wake = WakeSignal()
+    private let wake: WakeSignal
     /// Wakes the loop out of a backoff; only flush and shutdown send it.
-    private let urgent = WakeSignal()
+    private let urgent: WakeSignal
     private nonisolated let workerHandle = WorkerHandle()
     /// Batches to send as they are, before anything in the buffer: retries and split halves.
     private var units: [[Entry]] = []
@@ -62,15 +66,20 @@ public actor TrackingQueue: TrackingSink {
     private var refusals = RateLimitedCount(interval: .seconds(10))
 
     /// Creates a queue and starts its delivery loop; recovered journal entries go first.
+    /// Intervals and timeouts are measured on `clock`.
     public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),
-                journal: (any EventJournal)? = nil, events: SystemEventHub? = nil, log: SDKLog = .silent) {
+                journal: (any EventJournal)? = nil, events: SystemEventHub? = nil, log: SDKLog = .silent,
+                clock: any SleepClock = .continuous) {
         self.transport = transport
         self.endpoint = endpoint
         self.options = options
         self.journal = journal
         self.events = events
         self.log = log
-        buffer = PendingBuffer(capacity: options.capacity)
+        self.clock = clock
+        wake = WakeSignal(clock: clock)
+        urgent = WakeSignal(clock: clock)
+        buffer = PendingBuffer(capacity: options.capacity, clock: clock)
         if let journal {
             do {
                 let decoder = JSONDecoder()
@@ -162,12 +171,15 @@ public actor TrackingQueue: TrackingSink {
         wake.signal()
         let id = nextWaiterId
         nextWaiterId += 1
+        let deadline = clock.elapsed + timeout
+        let clock = clock
         return await withCheckedContinuation { continuation in
-            flushWaiters.append(FlushWaiter(id: id, target: target, continuation: continuation))
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
+            var waiter = FlushWaiter(id: id, target: target, continuation: continuation)
+            waiter.timer = Task { [weak self] in
+                guard (try? await clock.sleep(until: deadline)) != nil else { return }
                 await self?.expireWaiter(id)
             }
+            flushWaiters.append(waiter)
         }
     }
 
@@ -199,6 +211,7 @@ public actor TrackingQueue: TrackingSink {
         var waiting: [FlushWaiter] = []
         for waiter in flushWaiters {
             if isSettled(through: waiter.target) {
+                waiter.timer?.cancel()
                 waiter.continuation.resume(returning: true)
             } else {
                 waiting.append(waiter)
@@ -210,7 +223,10 @@ public actor TrackingQueue: TrackingSink {
     private func finishWaiters() {
         let waiters = flushWaiters
         flushWaiters.removeAll()
-        for waiter in waiters { waiter.continuation.resume(returning: isSettled(through: waiter.target)) }
+        for waiter in waiters {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: isSettled(through: waiter.target))
+        }
     }
 
     /// Whether no event with an ordinal up to `target` is waiting or in flight.
@@ -235,9 +251,9 @@ public actor TrackingQueue: TrackingSink {
                     continue
                 }
                 if buffer.count < options.batchSize && !urgentDelivery {
-                    let age = ContinuousClock.now - firstAt
-                    if age < options.releaseInterval {
-                        await wake.wait(timeout: options.releaseInterval - age)
+                    let releaseAt = firstAt + options.releaseInterval
+                    if clock.elapsed < releaseAt {
+                        await wake.wait(until: releaseAt)
                         continue
                     }
                 }
@@ -271,15 +287,14 @@ public actor TrackingQueue: TrackingSink {
 
     /// Waits `delay`; only a flush or shutdown cuts it short (once per call), never new events.
     private func backoff(_ delay: Duration) async {
-        let deadline = ContinuousClock.now + delay
+        let deadline = clock.elapsed + delay
         while !Task.isCancelled {
             if cutBackoff {
                 cutBackoff = false
                 return
             }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return }
-            await urgent.wait(timeout: left)
+            guard clock.elapsed < deadline else { return }
+            await urgent.wait(until: deadline)
         }
     }
 
@@ -295,7 +310,7 @@ public actor TrackingQueue: TrackingSink {
             log.error("tracking journal acknowledgement failed (the refused event may be sent again after a restart): \(error)")
         }
         buffer.settle(rejected: 1)
-        if let count = refusals.note() {
+        if let count = refusals.note(now: clock.elapsed) {
             log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(status)); given up")
         }
     }

@@ -10,13 +10,14 @@ import Testing
 /// A queue on a loopback server, with a journal when a directory is given.
 private func queue(_ server: LoopbackHTTPServer, directory: URL? = nil, batchSize: Int = 5, capacity: Int = 100_000,
                    retry: RetryPolicy = RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(40)),
-                   logs: RecordingLogSink = RecordingLogSink()) throws -> TrackingQueue {
+                   logs: RecordingLogSink = RecordingLogSink(), clock: any SleepClock = .continuous) throws -> TrackingQueue {
     TrackingQueue(
         transport: URLSessionTransport(),
         endpoint: TrackingEndpoint(template: server.baseURL, sdkKey: "k", policy: EndpointPolicy(allowsInsecureHTTP: true)),
         options: TrackingQueueOptions(batchSize: batchSize, releaseInterval: .milliseconds(20), capacity: capacity,
                                       retry: retry, requestTimeout: .seconds(5)),
-        journal: try directory.map { try FileEventJournal(directory: $0) }, log: SDKLog(sink: logs, minimum: .debug))
+        journal: try directory.map { try FileEventJournal(directory: $0) }, log: SDKLog(sink: logs, minimum: .debug),
+        clock: clock)
 }
 
 private func event(_ visitor: String, _ n: Int) -> TrackingEvent {
@@ -180,11 +181,18 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
             answered.increment()
             return answered.value == 1 ? .respond(status: 429, headers: ["Retry-After": "1"]) : .respond(status: 200)
         }
-        let queue = try queue(server, retry: RetryPolicy(initial: .milliseconds(20), maximum: .seconds(5)))
+        let clock = ManualClock()
+        let queue = try queue(server, retry: RetryPolicy(initial: .milliseconds(20), maximum: .seconds(5)), clock: clock)
         queue.enqueue(event("v", 0))
+        try await clock.waitForSleepers()
+        clock.advance(by: .milliseconds(20))
         try await eventually("the 429") { queue.counters.failedRequests == 1 }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(server.requests.count == 1, "the server's Retry-After (1 s) outweighs the 20 ms backoff")
+        try await clock.waitForSleepers()
+        #expect(clock.deadlines == [.milliseconds(1020)], "the server's Retry-After (1 s) outweighs the 20 ms backoff")
+        clock.advance(by: .milliseconds(999))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(server.requests.count == 1, "no retry before the Retry-After has passed")
+        clock.advance(by: .milliseconds(1))
         try await eventually("the retry") { queue.counters.sent == 1 }
         #expect(queue.counters.rejected == 0)
         #expect(server.requests.count == 2)
