@@ -1,8 +1,8 @@
 /// The order in which JavaScript enumerates an object's own string keys.
-public enum JavaScriptKeyOrder {
+@usableFromInline package enum JavaScriptKeyOrder {
     /// Whether `key` is an array index: a canonical non-negative integer below 2^32 - 1
     /// (`"0"`, `"17"`; not `"017"`, `"-1"`, `"1.0"`).
-    public static func arrayIndex(_ key: String) -> UInt32? {
+    @usableFromInline package static func arrayIndex(_ key: String) -> UInt32? {
         let bytes = key.utf8
         guard let first = bytes.first, bytes.count <= 10 else { return nil }
         if first == UInt8(ascii: "0") { return bytes.count == 1 ? 0 : nil }
@@ -16,7 +16,7 @@ public enum JavaScriptKeyOrder {
 
     /// Sorts elements by their key as JS would enumerate them: array-index keys ascending first,
     /// then the other keys in their original order.
-    public static func sorted<Element>(_ elements: [Element], id: (Element) -> String) -> [Element] {
+    @usableFromInline package static func sorted<Element>(_ elements: [Element], id: (Element) -> String) -> [Element] {
         var indexed: [(UInt32, Element)] = []
         var others: [Element] = []
         for element in elements {

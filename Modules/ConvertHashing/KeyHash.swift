@@ -8,7 +8,7 @@
 /// let h = KeyHash.hash64("visitor-1")
 /// let pair = KeyHash.combine(KeyHash.hash64("10022898-10025986"), h)
 /// ```
-public enum KeyHash {
+@usableFromInline package enum KeyHash {
     @usableFromInline
     static let seed: UInt64 = UInt64.random(in: 1...UInt64.max)
 
@@ -20,14 +20,14 @@ public enum KeyHash {
 
     /// Hashes the UTF-8 bytes of `string` (in place for native strings).
     @inlinable
-    public static func hash64(_ string: String) -> UInt64 {
+    package static func hash64(_ string: String) -> UInt64 {
         var string = string
         return string.withUTF8 { hash64(bytes: $0) }
     }
 
     /// Hashes a buffer of bytes.
     @inlinable
-    public static func hash64(bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    package static func hash64(bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let count = bytes.count
         var h = seed ^ (UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15)
         guard let base = bytes.baseAddress else { return mix(h, 0xE703_7ED1_A0B4_28DB) }
@@ -49,7 +49,7 @@ public enum KeyHash {
 
     /// Combines two hashes into one (order matters).
     @inlinable
-    public static func combine(_ first: UInt64, _ second: UInt64) -> UInt64 {
+    package static func combine(_ first: UInt64, _ second: UInt64) -> UInt64 {
         mix(first ^ 0x5895_45D4_F1C2_1A9B, second ^ seed)
     }
 }

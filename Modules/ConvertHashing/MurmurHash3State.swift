@@ -1,7 +1,7 @@
 /// Incremental MurmurHash3 x86_32: feed bytes in any number of pieces, then ``finalize()``.
 ///
 /// Feeding `"ab"` then `"c"` gives the same hash as feeding `"abc"` at once.
-public struct MurmurHash3State: Sendable {
+@usableFromInline package struct MurmurHash3State: Sendable {
     @usableFromInline static let c1: UInt32 = 0xcc9e_2d51
     @usableFromInline static let c2: UInt32 = 0x1b87_3593
 
@@ -13,7 +13,7 @@ public struct MurmurHash3State: Sendable {
 
     /// Starts a hash with the given seed.
     @inlinable
-    public init(seed: UInt32 = MurmurHash3.defaultSeed) {
+    package init(seed: UInt32 = MurmurHash3.defaultSeed) {
         h1 = seed
     }
 
@@ -44,7 +44,7 @@ public struct MurmurHash3State: Sendable {
 
     /// Feeds the UTF-8 bytes of `string`.
     @inlinable
-    public mutating func combine(_ string: String) {
+    package mutating func combine(_ string: String) {
         let handled: Void? = string.utf8.withContiguousStorageIfAvailable { buffer in
             combine(buffer: UnsafeRawBufferPointer(buffer))
         }
@@ -55,7 +55,7 @@ public struct MurmurHash3State: Sendable {
 
     /// Feeds a sequence of bytes.
     @inlinable
-    public mutating func combine<Bytes: Sequence>(bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func combine<Bytes: Sequence>(bytes: Bytes) where Bytes.Element == UInt8 {
         for byte in bytes {
             absorbByte(byte)
             length &+= 1
@@ -64,7 +64,7 @@ public struct MurmurHash3State: Sendable {
 
     /// Feeds raw bytes.
     @inlinable
-    public mutating func combine(buffer: UnsafeRawBufferPointer) {
+    package mutating func combine(buffer: UnsafeRawBufferPointer) {
         var index = 0
         let count = buffer.count
         length &+= count
@@ -84,7 +84,7 @@ public struct MurmurHash3State: Sendable {
 
     /// Returns the 32-bit hash of everything fed so far.
     @inlinable
-    public func finalize() -> UInt32 {
+    package func finalize() -> UInt32 {
         var h = h1
         if pendingCount > 0 {
             h ^= Self.mixBlock(pending)

@@ -19,7 +19,7 @@ import Foundation
 /// let key = VisitorKey(accountId: "10022898", projectId: "10025986", visitorId: "visitor-1")
 /// table.modify(key) { $0.bucketing["100334665"] = "1003142550" }
 /// ```
-public struct VisitorTable {
+package struct VisitorTable {
     private struct Slot {
         var data: VisitorData
         var hash: UInt64
@@ -33,7 +33,7 @@ public struct VisitorTable {
     }
 
     /// The most entries kept; `nil` for no bound.
-    public let capacity: Int?
+    package let capacity: Int?
     private var slots: [Slot] = []
     private var freeSlot = UInt32.max
     // 0 = empty; otherwise (upper 32 bits of the hash) << 32 | (slot + 1). The home bucket
@@ -45,32 +45,32 @@ public struct VisitorTable {
     private var namespaces: [String] = []
     private var hand = 0
     /// The number of entries.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// Creates a table; past `capacity` entries (when given, at least 1) one not used since the
     /// eviction hand last passed it is dropped.
-    public init(capacity: Int? = nil) {
+    package init(capacity: Int? = nil) {
         self.capacity = capacity.map { max(1, $0) }
         index = Array(repeating: 0, count: 64)
         mask = 63
     }
 
     /// The data for `key`, marking it used.
-    public mutating func value(for key: VisitorKey) -> VisitorData? {
+    package mutating func value(for key: VisitorKey) -> VisitorData? {
         guard let slot = find(key) else { return nil }
         touch(slot)
         return slots[slot].data
     }
 
     /// The data for `key` without changing recency.
-    public func peek(_ key: VisitorKey) -> VisitorData? {
+    package func peek(_ key: VisitorKey) -> VisitorData? {
         find(key).map { slots[$0].data }
     }
 
     /// Changes the data for `key` in place (starting from empty data for a new key), marking it
     /// used; one lookup. Entries left empty are removed.
     @discardableResult
-    public mutating func modify<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
+    package mutating func modify<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
         if let slot = find(key) {
             touch(slot)
             let result = body(&slots[slot].data)
@@ -84,13 +84,13 @@ public struct VisitorTable {
     }
 
     /// Stores `data` under `key` (removing the entry when `data` is empty).
-    public mutating func set(_ data: VisitorData, for key: VisitorKey) {
+    package mutating func set(_ data: VisitorData, for key: VisitorKey) {
         modify(key) { $0 = data }
     }
 
     /// Removes the entry for `key`; returns its data.
     @discardableResult
-    public mutating func removeValue(for key: VisitorKey) -> VisitorData? {
+    package mutating func removeValue(for key: VisitorKey) -> VisitorData? {
         guard let slot = find(key) else { return nil }
         let data = slots[slot].data
         remove(slot: slot)
@@ -98,7 +98,7 @@ public struct VisitorTable {
     }
 
     /// Calls `body` with every entry, in no particular order.
-    public func forEach(_ body: (VisitorKey, VisitorData) -> Void) {
+    package func forEach(_ body: (VisitorKey, VisitorData) -> Void) {
         for entry in index where entry != 0 {
             let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
             body(key(of: slot), slots[slot].data)
