@@ -42,10 +42,10 @@ let package = Package(
         // What the SDK knows of a visitor beside the config: report segments, conversion data.
         .target(name: "ConvertVisitor", dependencies: ["ConvertJSON"], path: "Modules/ConvertVisitor"),
 
-        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor"], path: "Modules/ConvertEvents"),
+        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSupport"], path: "Modules/ConvertEvents"),
 
         .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
-        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertHashing"], path: "Modules/ConvertStorage"),
+        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertHashing", "ConvertSupport"], path: "Modules/ConvertStorage"),
         // The in-memory structure stores are built on (ports and their values stay in Storage).
         .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
                 path: "Modules/ConvertVisitorTable"),

@@ -2,23 +2,21 @@ import ConvertSupport
 import Foundation
 
 /// A log sink that keeps every line, for asserting on what the SDK said.
-public final class RecordingLogSink: LogSink, @unchecked Sendable {
-    // `lines` is guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [(LogLevel, String)] = []
+public final class RecordingLogSink: LogSink, Sendable {
+    private let lines = Locked<[(LogLevel, String)]>([])
 
     public init() {}
 
     public func log(_ level: LogLevel, _ message: String) {
-        lock.withLock { lines.append((level, message)) }
+        lines.withValue { $0.append((level, message)) }
     }
 
     /// Every message, in order.
-    public var messages: [String] { lock.withLock { lines.map(\.1) } }
+    public var messages: [String] { lines.value.map(\.1) }
 
     /// The messages at `level`.
     public func messages(at level: LogLevel) -> [String] {
-        lock.withLock { lines.filter { $0.0 == level }.map(\.1) }
+        lines.value.filter { $0.0 == level }.map(\.1)
     }
 
     /// Whether any message contains `text`.

@@ -1,4 +1,5 @@
 import ConvertEvents
+import ConvertSupport
 import Foundation
 
 /// A tracking sink that keeps every event it is given, for assertions.
@@ -8,24 +9,22 @@ import Foundation
 /// // … run the SDK on it …
 /// #expect(sink.events.map(\.eventType) == ["bucketing"])
 /// ```
-public final class RecordingTrackingSink: TrackingSink, @unchecked Sendable {
-    // `recorded` and `flushes` are guarded by `lock`.
-    private let lock = NSLock()
-    private var recorded: [TrackingEvent] = []
-    private var flushes = 0
+public final class RecordingTrackingSink: TrackingSink, Sendable {
+    private let recorded = Locked<[TrackingEvent]>([])
+    private let flushes = Locked(0)
 
     public init() {}
 
     public func enqueue(_ event: TrackingEvent) {
-        lock.withLock { recorded.append(event) }
+        recorded.withValue { $0.append(event) }
     }
 
     public func flush() async {
-        lock.withLock { flushes += 1 }
+        flushes.withValue { $0 += 1 }
     }
 
     /// Every event enqueued so far, in order.
-    public var events: [TrackingEvent] { lock.withLock { recorded } }
+    public var events: [TrackingEvent] { recorded.value }
 
     /// The events of one visitor.
     public func events(for visitorId: String) -> [TrackingEvent] {
@@ -33,10 +32,10 @@ public final class RecordingTrackingSink: TrackingSink, @unchecked Sendable {
     }
 
     /// How often `flush()` was called.
-    public var flushCount: Int { lock.withLock { flushes } }
+    public var flushCount: Int { flushes.value }
 
     /// Forgets everything recorded.
     public func reset() {
-        lock.withLock { recorded.removeAll() }
+        recorded.set([])
     }
 }

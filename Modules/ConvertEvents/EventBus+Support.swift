@@ -1,3 +1,4 @@
+import ConvertSupport
 import Foundation
 
 /// Cancels exactly one subscription. Cancelling twice is harmless.
@@ -32,24 +33,20 @@ public final class SubscriptionToken: @unchecked Sendable, Hashable {
 }
 
 /// A flag shared by a subscription and its token, checked before every delivery.
-final class CancellationState: @unchecked Sendable {
-    // `cancelled` is guarded by `lock`.
-    private let lock = NSLock()
-    private var cancelled = false
+final class CancellationState: Sendable {
+    private let cancelled = Locked(false)
 
-    var isCancelled: Bool { lock.withLock { cancelled } }
+    var isCancelled: Bool { cancelled.value }
 
-    func cancel() { lock.withLock { cancelled = true } }
+    func cancel() { cancelled.set(true) }
 }
 
 /// Lets exactly one caller through.
-final class OnceGate: @unchecked Sendable {
-    // `delivered` is guarded by `lock`.
-    private let lock = NSLock()
-    private var delivered = false
+final class OnceGate: Sendable {
+    private let delivered = Locked(false)
 
     func consumeFirstDelivery() -> Bool {
-        lock.withLock {
+        delivered.withValue { delivered in
             guard !delivered else { return false }
             delivered = true
             return true
@@ -58,24 +55,21 @@ final class OnceGate: @unchecked Sendable {
 }
 
 /// Holds a token that is created after the closure that cancels it.
-final class TokenHolder: @unchecked Sendable {
-    // `token` and `cancelRequested` are guarded by `lock`.
-    private let lock = NSLock()
-    private var token: SubscriptionToken?
-    private var cancelRequested = false
+final class TokenHolder: Sendable {
+    private let state = Locked<(token: SubscriptionToken?, cancelRequested: Bool)>((nil, false))
 
     func set(_ token: SubscriptionToken) {
-        let cancelNow = lock.withLock {
-            self.token = token
-            return cancelRequested
+        let cancelNow = state.withValue { state in
+            state.token = token
+            return state.cancelRequested
         }
         if cancelNow { token.cancel() }
     }
 
     func cancel() {
-        let token = lock.withLock {
-            cancelRequested = true
-            return self.token
+        let token = state.withValue { state in
+            state.cancelRequested = true
+            return state.token
         }
         token?.cancel()
     }
@@ -90,14 +84,13 @@ final class WeakBox: @unchecked Sendable {
 }
 
 /// The lifetime anchor of a stream subscription, released when the stream ends.
-final class StreamOwner: @unchecked Sendable {
-    // `anchor` is guarded by `lock`; it keeps the owner alive until the stream terminates.
-    private let lock = NSLock()
-    private var anchor: StreamOwner?
+final class StreamOwner: Sendable {
+    // Keeps the owner alive until the stream terminates.
+    private let anchor = Locked<StreamOwner?>(nil)
 
-    init() { anchor = self }
+    init() { anchor.set(self) }
 
-    func release() { lock.withLock { anchor = nil } }
+    func release() { anchor.set(nil) }
 }
 
 /// Carries a main-actor handler into a `@MainActor` task.

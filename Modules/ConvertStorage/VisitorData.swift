@@ -1,4 +1,5 @@
 import ConvertHashing
+import ConvertSupport
 import ConvertVisitor
 import Foundation
 
@@ -302,14 +303,12 @@ private final class SegmentsBox: Sendable {
     }
 }
 
-private final class SegmentsInterner: @unchecked Sendable {
+private final class SegmentsInterner: Sendable {
     static let shared = SegmentsInterner()
-    // `boxes` is guarded by `lock`.
-    private let lock = NSLock()
-    private var boxes: [VisitorSegments: SegmentsBox] = [:]
+    private let boxes = Locked<[VisitorSegments: SegmentsBox]>([:])
 
     func box(_ value: VisitorSegments) -> SegmentsBox {
-        lock.withLock {
+        boxes.withValue { boxes in
             if let box = boxes[value] { return box }
             // Bounded: a flood of distinct values only costs the sharing, never memory.
             if boxes.count >= 4096 { boxes.removeAll(keepingCapacity: true) }
