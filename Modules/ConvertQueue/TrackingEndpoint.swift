@@ -1,0 +1,39 @@
+import ConvertTransport
+import Foundation
+
+/// Where tracking batches go: `{endpoint with [project_id] replaced}/track/{sdkKey}`.
+///
+/// Without an SDK key (an SDK started from config data alone) the path ends with
+/// `{accountId}/{projectId}` of the events, as Convert's JavaScript SDK sends it.
+public struct TrackingEndpoint: Sendable, Hashable {
+    /// The endpoint with `[project_id]` in it.
+    public let template: String
+    /// The SDK key the path ends with; empty for `{accountId}/{projectId}`.
+    public let sdkKey: String
+    /// Which schemes are allowed.
+    public let policy: EndpointPolicy
+
+    /// An endpoint for one SDK key.
+    public init(template: String, sdkKey: String, policy: EndpointPolicy = EndpointPolicy()) {
+        self.template = template
+        self.sdkKey = sdkKey
+        self.policy = policy
+    }
+
+    /// The URL for a project's batches; throws when the scheme is not allowed.
+    public func url(projectId: String) throws -> URL {
+        try url(accountId: "", projectId: projectId)
+    }
+
+    /// The URL for the batches of an account's project; throws when the scheme is not allowed.
+    public func url(accountId: String, projectId: String) throws -> URL {
+        var base = template.replacingOccurrences(of: "[project_id]", with: projectId)
+        while base.hasSuffix("/") { base.removeLast() }
+        let key = hasSDKKey ? sdkKey : accountId + "/" + projectId
+        let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))) ?? key
+        return try policy.url("\(base)/track/\(encoded)")
+    }
+
+    /// Whether an SDK key was given (not empty or white space).
+    public var hasSDKKey: Bool { !sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+}
