@@ -1,20 +1,17 @@
-import Foundation
+import ConvertSupport
 
 /// The delivery loop's task, reachable without the actor so a released owner can stop it.
-final class WorkerHandle: @unchecked Sendable {
-    // `task` is guarded by `lock`.
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
+final class WorkerHandle: Sendable {
+    private let task = Locked<Task<Void, Never>?>(nil)
 
-    func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+    func set(_ task: Task<Void, Never>) { self.task.set(task) }
 
-    var isRunning: Bool { lock.withLock { task.map { !$0.isCancelled } ?? false } }
+    var isRunning: Bool { task.value.map { !$0.isCancelled } ?? false }
 
-    func cancel() { lock.withLock { task?.cancel() } }
+    func cancel() { task.value?.cancel() }
 
     /// Waits until the loop has returned.
     func finished() async {
-        let task = lock.withLock { self.task }
-        await task?.value
+        await task.value?.value
     }
 }
