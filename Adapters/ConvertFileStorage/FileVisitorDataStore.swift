@@ -226,6 +226,8 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         }
         if !abandoned.isEmpty { rewrite = true }
 
+        // Said before the load counts as done, so whoever waited for it sees the line.
+        if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
         var rewritten = true
         let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
             records = table
@@ -243,7 +245,6 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
             defer { waiters.removeAll() }
             return waiters
         }
-        if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
         if rewritten {
             for (other, otherLock) in abandoned {
                 try? POSIXFile.remove(files.file(other))
