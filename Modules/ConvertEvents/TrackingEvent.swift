@@ -141,6 +141,7 @@ public struct TrackingShutdown: Sendable, Hashable, CustomStringConvertible {
     /// The sink's counters at the end.
     public var counters: TrackingCounters
 
+    /// A report of `delivered` and `leftPending` events, with the sink's `counters`.
     public init(delivered: Int, leftPending: Int, counters: TrackingCounters) {
         self.delivered = delivered
         self.leftPending = leftPending
