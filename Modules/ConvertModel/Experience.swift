@@ -96,11 +96,11 @@ public struct Experience: Sendable, Hashable {
     /// The precomputed bucket ranges of ``variations``.
     public var bucketTable: BucketTable { storage.bucketTable }
     /// Indexes into ``ProjectConfig/audiences`` of the ids in ``audienceIds`` that name audiences.
-    public var audienceIndexes: [Int] { storage.audienceIndexes }
+    package var audienceIndexes: [Int] { storage.audienceIndexes }
     /// The ids in ``audienceIds`` that name segments.
     public var segmentIds: [String] { storage.segmentIds }
     /// Indexes into ``ProjectConfig/locations`` of the ids in ``locationIds`` that name locations.
-    public var locationIndexes: [Int] { storage.locationIndexes }
+    package var locationIndexes: [Int] { storage.locationIndexes }
 
     public init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
                 version: Double? = nil, environment: String? = nil, environments: [String] = [],

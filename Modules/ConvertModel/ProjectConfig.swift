@@ -124,9 +124,9 @@ public struct ProjectConfig: Sendable {
     /// The experience with this key (the first, if several share it).
     public func experience(key: String) -> Experience? { storage.experienceByKey[key].map { storage.experiences[$0] } }
     /// The position in ``experiences`` of the experience with this key.
-    public func experienceIndex(key: String) -> Int? { storage.experienceByKey[key] }
+    package func experienceIndex(key: String) -> Int? { storage.experienceByKey[key] }
     /// The position in ``experiences`` of the experience with this id.
-    public func experienceIndex(id: String) -> Int? { storage.experienceById[id] }
+    package func experienceIndex(id: String) -> Int? { storage.experienceById[id] }
     /// The experience with this id.
     public func experience(id: String) -> Experience? { storage.experienceById[id].map { storage.experiences[$0] } }
     /// The audience with this id.
@@ -155,7 +155,7 @@ public struct ProjectConfig: Sendable {
     }
 
     /// Indexes into ``experiences`` (config order) of the experiences carrying the feature with this id.
-    public func carrierIndexes(featureId: String) -> [Int] {
+    package func carrierIndexes(featureId: String) -> [Int] {
         storage.carriersByFeatureId[featureId] ?? []
     }
 
