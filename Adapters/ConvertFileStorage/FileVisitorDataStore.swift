@@ -70,7 +70,11 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         // A thread of its own: the load can take seconds and must not hold a worker of the
         // pool Swift concurrency runs on. Weakly held, so the thread's exit, which may come
         // late on a busy machine, never delays the store's release (and its final write).
-        let loader = Thread { [weak self] in self?.load() }
+        let loader = Thread { [weak self] in
+            // Resumed after `self` is let go: a store dropped by then is released at once.
+            let waiters = self?.load() ?? []
+            for waiter in waiters { waiter.resume() }
+        }
         loader.name = "convert.visitor-store.load"
         loader.start()
     }
@@ -176,7 +180,8 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
 
     /// Reads the snapshot and every change log, takes over the logs of writers that are gone,
     /// then opens the store for calls.
-    private func load() {
+    /// Reads the stored visitors; returns the `prepare()` callers to resume.
+    private func load() -> [CheckedContinuation<Void, Never>] {
         var table = VisitorTable(capacity: capacity)
         var skipped = 0
         var ownLines = 0
@@ -229,7 +234,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         // Said before the load counts as done, so whoever waited for it sees the line.
         if skipped > 0 { log.warn("visitor store: skipped \(skipped) unreadable record(s)") }
         var rewritten = true
-        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+        lock.withLock {
             records = table
             logLines = ownLines
             if rewrite {
@@ -240,10 +245,6 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
                     log.error("visitor store: could not rewrite its files: \(error)")
                 }
             }
-            loaded = true
-            lock.broadcast()
-            defer { waiters.removeAll() }
-            return waiters
         }
         if rewritten {
             for (other, otherLock) in abandoned {
@@ -251,7 +252,13 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
                 otherLock.removeFile()
             }
         }
-        for waiter in ready { waiter.resume() }
+        // The load counts as done only now, with nothing left to do but wake the waiters.
+        return lock.withLock {
+            loaded = true
+            lock.broadcast()
+            defer { waiters.removeAll() }
+            return waiters
+        }
     }
 
     /// The last record of each key, in the order of those last records.
