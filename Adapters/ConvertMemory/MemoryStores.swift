@@ -9,31 +9,31 @@ import Foundation
 /// ```swift
 /// let store = MemoryVisitorDataStore(capacity: 50_000)
 /// ```
-public final class MemoryVisitorDataStore: VisitorDataStore, @unchecked Sendable {
-    // `table` is guarded by `lock`.
-    private let lock = NSLock()
-    private var table: VisitorTable
+public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
+    private let table: Locked<VisitorTable>
 
     /// The default number of visitors kept.
     public static let defaultCapacity = 10_000
 
+    /// The most visitors held.
+    public let capacity: Int
+
     public init(capacity: Int = MemoryVisitorDataStore.defaultCapacity) {
-        table = VisitorTable(capacity: capacity)
+        let table = VisitorTable(capacity: capacity)
+        self.capacity = table.capacity ?? Int.max
+        self.table = Locked(table)
     }
 
     /// The number of visitors held.
-    public var count: Int { lock.withLock { table.count } }
-
-    /// The most visitors held.
-    public var capacity: Int { table.capacity ?? Int.max }
+    public var count: Int { table.withValue { $0.count } }
 
     public func data(for key: VisitorKey) -> VisitorData? {
-        lock.withLock { table.value(for: key) }
+        table.withValue { $0.value(for: key) }
     }
 
     @discardableResult
     public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
-        lock.withLock { table.modify(key, body) }
+        table.withValue { $0.modify(key, body) }
     }
 
     public func flush() async -> Int { 0 }
