@@ -5,7 +5,7 @@ struct RegexSyntaxError: Error {}
 struct ECMAScriptParser {
     /// A group or the whole pattern; records which alternative is being parsed and whether captures
     /// inside it can be seen after it (not after a negative lookaround or a `{0}`).
-    private final class Frame {
+    final class Frame {
         var alternative = 0
         var discards: Bool
         /// For a lookaround: whether its contents run backwards (a lookbehind).
@@ -13,21 +13,21 @@ struct ECMAScriptParser {
         init(discards: Bool, backward: Bool? = nil) { (self.discards, self.backward) = (discards, backward) }
     }
 
-    private typealias Context = [(frame: Frame, alternative: Int)]
-    private enum Target { case number(Int), name(String) }
-    private struct Group { let offset: Int; let context: Context; let frame: Frame }
-    private struct Reference { let offset: Int; let context: Context; let target: Target }
+    typealias Context = [(frame: Frame, alternative: Int)]
+    enum Target { case number(Int), name(String) }
+    struct Group { let offset: Int; let context: Context; let frame: Frame }
+    struct Reference { let offset: Int; let context: Context; let target: Target }
 
     static let nestingLimit = 100
 
-    private let units: [UInt16]
-    private var index = 0
-    private let captureCount: Int
-    private let hasNamedGroups: Bool
-    private var groups: [Group] = []
-    private var names: [String: Int] = [:]
-    private var references: [Reference] = []
-    private var stack = [Frame(discards: false)]
+    let units: [UInt16]
+    var index = 0
+    let captureCount: Int
+    let hasNamedGroups: Bool
+    var groups: [Group] = []
+    var names: [String: Int] = [:]
+    var references: [Reference] = []
+    var stack = [Frame(discards: false)]
 
     init(_ source: String) {
         units = Array(source.utf16)
@@ -98,17 +98,17 @@ struct ECMAScriptParser {
 
     // MARK: Terms
 
-    private var peek: UInt16? { index < units.count ? units[index] : nil }
+    var peek: UInt16? { index < units.count ? units[index] : nil }
 
-    private func peek(_ offset: Int) -> UInt16? { index + offset < units.count ? units[index + offset] : nil }
+    func peek(_ offset: Int) -> UInt16? { index + offset < units.count ? units[index + offset] : nil }
 
-    private mutating func eat(_ unit: UInt16) -> Bool {
+    mutating func eat(_ unit: UInt16) -> Bool {
         guard peek == unit else { return false }
         index += 1
         return true
     }
 
-    private mutating func parseDisjunction() throws -> RegexNode {
+    mutating func parseDisjunction() throws -> RegexNode {
         var alternatives = [try parseAlternative()]
         while eat(0x7C) {
             stack[stack.count - 1].alternative += 1
@@ -117,13 +117,13 @@ struct ECMAScriptParser {
         return alternatives.count == 1 ? alternatives[0] : .alternatives(alternatives)
     }
 
-    private mutating func parseAlternative() throws -> RegexNode {
+    mutating func parseAlternative() throws -> RegexNode {
         var terms: [RegexNode] = []
         while let unit = peek, unit != 0x7C, unit != 0x29 { terms.append(try parseTerm()) }
         return .sequence(terms)
     }
 
-    private mutating func parseTerm() throws -> RegexNode {
+    mutating func parseTerm() throws -> RegexNode {
         let unit = units[index]
         index += 1
         let atom: RegexNode, frame: Frame?
@@ -149,7 +149,7 @@ struct ECMAScriptParser {
         return .quantified(atom, min: min, max: max, lazy: lazy)
     }
 
-    private mutating func parseQuantifier() throws -> (Int, Int?)? {
+    mutating func parseQuantifier() throws -> (Int, Int?)? {
         switch peek {
         case 0x2A: index += 1; return (0, nil)
         case 0x2B: index += 1; return (1, nil)
@@ -164,7 +164,7 @@ struct ECMAScriptParser {
     }
 
     /// `{n}`, `{n,}` or `{n,m}` at `start`, with the index after it; any other brace is a literal (Annex B).
-    private func braceQuantifier(at start: Int) -> (Int, Int?, Int)? {
+    func braceQuantifier(at start: Int) -> (Int, Int?, Int)? {
         var i = start + 1
         func number() -> Int? {
             var value: Int?
@@ -184,7 +184,7 @@ struct ECMAScriptParser {
         return (min, max, i + 1)
     }
 
-    private mutating func parseGroup() throws -> (RegexNode, Frame) {
+    mutating func parseGroup() throws -> (RegexNode, Frame) {
         let start = index - 1
         var capture: Int?, look: (behind: Bool, negated: Bool)?
         if eat(0x3F) {
@@ -218,10 +218,10 @@ struct ECMAScriptParser {
         return (.group(body, capture: capture), frame)
     }
 
-    private var context: Context { stack.map { ($0, $0.alternative) } }
+    var context: Context { stack.map { ($0, $0.alternative) } }
 
     /// `<RegExpIdentifierName>`, whose `\u` escapes may use braces even without the `u` flag.
-    private mutating func parseGroupName() throws -> String {
+    mutating func parseGroupName() throws -> String {
         var scalars = String.UnicodeScalarView()
         while !eat(0x3E) {
             guard var unit = peek else { throw RegexSyntaxError() }
@@ -265,7 +265,7 @@ struct ECMAScriptParser {
 
     // MARK: Escapes
 
-    private mutating func parseAtomEscape() throws -> RegexNode {
+    mutating func parseAtomEscape() throws -> RegexNode {
         guard let unit = peek else { throw RegexSyntaxError() }
         if let set = CodeUnitSet.classEscape(unit) {
             index += 1
@@ -292,13 +292,13 @@ struct ECMAScriptParser {
         return .literal(try parseCharacterEscape(inClass: false))
     }
 
-    private mutating func reference(_ target: Target) -> RegexNode {
+    mutating func reference(_ target: Target) -> RegexNode {
         references.append(Reference(offset: index, context: context, target: target))
         return .backreference(references.count - 1)
     }
 
     /// The code unit of a CharacterEscape (Annex B), the backslash already read.
-    private mutating func parseCharacterEscape(inClass: Bool) throws -> UInt16 {
+    mutating func parseCharacterEscape(inClass: Bool) throws -> UInt16 {
         let unit = units[index]
         index += 1
         switch unit {
@@ -336,7 +336,7 @@ struct ECMAScriptParser {
         }
     }
 
-    private func hex(count: Int, after offset: Int) -> UInt32? {
+    func hex(count: Int, after offset: Int) -> UInt32? {
         var value: UInt32 = 0
         for k in 0..<count {
             guard let digit = peek(offset + k).flatMap(hexValue) else { return nil }
@@ -345,7 +345,7 @@ struct ECMAScriptParser {
         return value
     }
 
-    private func hexValue(_ unit: UInt16) -> UInt32? {
+    func hexValue(_ unit: UInt16) -> UInt32? {
         switch unit {
         case 0x30...0x39: return UInt32(unit - 0x30)
         case 0x41...0x46: return UInt32(unit - 0x37)
@@ -354,48 +354,7 @@ struct ECMAScriptParser {
         }
     }
 
-    private func isASCIILetter(_ unit: UInt16) -> Bool { (0x61...0x7A).contains(unit | 0x20) }
+    func isASCIILetter(_ unit: UInt16) -> Bool { (0x61...0x7A).contains(unit | 0x20) }
 
     // MARK: Classes
-
-    private mutating func parseClass() throws -> CodeUnitSet {
-        let negated = eat(0x5E)
-        var set = CodeUnitSet()
-        while !eat(0x5D) {
-            let first = try parseClassAtom()
-            guard peek == 0x2D, let after = peek(1), after != 0x5D else {
-                set.formUnion(first)
-                continue
-            }
-            index += 1
-            let second = try parseClassAtom()
-            if let low = first.single, let high = second.single {
-                guard low <= high else { throw RegexSyntaxError() }
-                set.insert(low...high)
-            } else {  // Annex B: a class escape at either end makes the three atoms a union
-                set.formUnion(first)
-                set.insert(0x2D...0x2D)
-                set.formUnion(second)
-            }
-        }
-        let closed = set.caseClosed()
-        return negated ? closed.inverted() : closed
-    }
-
-    private mutating func parseClassAtom() throws -> CodeUnitSet {
-        guard let unit = peek else { throw RegexSyntaxError() }
-        index += 1
-        guard unit == 0x5C else { return CodeUnitSet(unit) }
-        guard let next = peek else { throw RegexSyntaxError() }
-        if let set = CodeUnitSet.classEscape(next) {
-            index += 1
-            return set
-        }
-        if next == 0x62 {
-            index += 1
-            return CodeUnitSet(0x08)
-        }
-        // Decimal escapes are octal or identity escapes inside a class; `\8` and `\9` fall through as identity.
-        return CodeUnitSet(try parseCharacterEscape(inClass: true))
-    }
 }
