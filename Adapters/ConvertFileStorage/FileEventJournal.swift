@@ -195,17 +195,16 @@ final class JournalCore: @unchecked Sendable {
 
 /// The journals open in this process by path, so that instances on one file share it. A final
 /// class whose mutable field is guarded by one lock.
-private final class OpenJournals: @unchecked Sendable {
+private final class OpenJournals: Sendable {
     static let shared = OpenJournals()
-    private let lock = NSLock()
-    private var cores: [String: Entry] = [:]
+    private let cores = Locked<[String: Entry]>([:])
 
     private struct Entry {
         weak var core: JournalCore?
     }
 
     func core(for key: String, open: () throws -> JournalCore) throws -> JournalCore {
-        try lock.withLock {
+        try cores.withValue { cores in
             if let core = cores[key]?.core { return core }
             cores = cores.filter { $0.value.core != nil }
             let core = try open()

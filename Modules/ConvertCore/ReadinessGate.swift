@@ -1,20 +1,23 @@
+import ConvertSupport
 import Foundation
 
 /// A latch that opens once (or fails once) and releases every waiter.
-final class ReadinessGate: @unchecked Sendable {
-    private enum State {
+final class ReadinessGate: Sendable {
+    private enum Phase {
         case pending
         case open
         case failed(ConvertError)
     }
 
-    // `state` and `waiters` are guarded by `lock`.
-    private let lock = NSLock()
-    private var state = State.pending
-    private var waiters: [UUID: CheckedContinuation<Void, any Error>] = [:]
+    private struct State {
+        var phase = Phase.pending
+        var waiters: [UUID: CheckedContinuation<Void, any Error>] = [:]
+    }
+
+    private let state = Locked(State())
 
     var isOpen: Bool {
-        lock.withLock { if case .open = state { return true } else { return false } }
+        state.withValue { if case .open = $0.phase { return true } else { return false } }
     }
 
     /// Opens the gate; returns false when it was already settled.
@@ -25,12 +28,12 @@ final class ReadinessGate: @unchecked Sendable {
     @discardableResult
     func fail(_ error: ConvertError) -> Bool { settle(.failed(error)) }
 
-    private func settle(_ new: State) -> Bool {
-        let released: [CheckedContinuation<Void, any Error>]? = lock.withLock {
-            guard case .pending = state else { return nil }
-            state = new
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
+    private func settle(_ new: Phase) -> Bool {
+        let released: [CheckedContinuation<Void, any Error>]? = state.withValue { state in
+            guard case .pending = state.phase else { return nil }
+            state.phase = new
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
         }
         guard let released else { return false }
         for waiter in released {
@@ -45,20 +48,20 @@ final class ReadinessGate: @unchecked Sendable {
         let id = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let immediate: Result<Void, ConvertError>? = lock.withLock {
-                    switch state {
+                let immediate: Result<Void, ConvertError>? = state.withValue { state in
+                    switch state.phase {
                     case .open: return .success(())
                     case .failed(let error): return .failure(error)
                     case .pending:
                         if Task.isCancelled { return .failure(.cancelled) }
-                        waiters[id] = continuation
+                        state.waiters[id] = continuation
                         return nil
                     }
                 }
                 if let immediate { continuation.resume(with: immediate) }
             }
         } onCancel: {
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            let waiter = state.withValue { $0.waiters.removeValue(forKey: id) }
             waiter?.resume(throwing: ConvertError.cancelled)
         }
     }
