@@ -65,24 +65,18 @@ public final class ConvertContext: @unchecked Sendable {
         }
     }
 
-
-    /// Stores the creation attributes' report keys now if they waited for the first config.
+    /// Stores the creation attributes' report keys, once, if they waited for the first config.
+    /// They are stored as `setDefaultSegments` would (without announcing them): the JavaScript SDK
+    /// does so when a context is created, so a returning visitor keeps them and segment-gated
+    /// experiences see them.
     @inline(__always)
     func storeDeferredCreationSegments(_ installed: InstalledConfig) {
-        if creationSegmentsDeferred { storeCreationSegments(installed) }
-    }
-
-    /// Stores the creation attributes' report keys, once, as `setDefaultSegments` would (without
-    /// announcing them): the JavaScript SDK does so when a context is created, so a returning
-    /// visitor keeps them and segment-gated experiences see them.
-    func storeCreationSegments(_ installed: InstalledConfig) {
-        guard let creationSegments else { return }
+        guard creationSegmentsDeferred, let creationSegments else { return }
         let first: Bool = lock.withLock {
             defer { creationSegmentsStored = true }
             return !creationSegmentsStored
         }
-        guard first else { return }
-        store(creationSegments, installed)
+        if first { store(creationSegments, installed) }
     }
 
     private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) {

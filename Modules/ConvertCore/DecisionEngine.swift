@@ -98,12 +98,14 @@ enum DecisionEngine {
             decision.reason = .locationNotMatched
             return decision
         }
-        guard audiencesPass(plan, input, bucketed: storedIndex != nil, &decision, tracer: &tracer) else {
+        // Built at most once per decision, for the audiences and the segment gate alike.
+        var audienceData: [String: JSONValue]?
+        guard audiencesPass(plan, input, bucketed: storedIndex != nil, &decision, &audienceData, tracer: &tracer) else {
             decision.reason = .audienceNotMatched
             return decision
         }
         if !plan.segmentIds.isEmpty {
-            let visitorSegments = Self.customSegments(in: input.audienceData)
+            let visitorSegments = Self.customSegments(in: audienceData ?? input.audienceData)
             let matched = plan.segmentIds.contains(where: visitorSegments.contains)
             tracer.record(.segments(required: plan.segmentIds, visitor: visitorSegments, matched: matched))
             guard matched else {
@@ -184,11 +186,12 @@ enum DecisionEngine {
     }
 
     private static func audiencesPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: DecisionInput, bucketed: Bool,
-                                                         _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
+                                                         _ decision: inout ExperienceDecision,
+                                                         _ audienceData: inout [String: JSONValue]?,
+                                                         tracer: inout T) -> Bool {
         let indexes = plan.audienceIndexes
         guard !indexes.isEmpty else { return true }
         let installed = input.installed
-        var audienceData: [String: JSONValue]?
         var checked = 0, matched = 0
         for (position, index) in indexes.enumerated() {
             let permanent = installed.audiencePermanent[index]

@@ -159,15 +159,15 @@ enum PreparedValue: Sendable {
     init(matchType: MatchType, value: JSONValue) {
         switch matchType {
         case .equals, .equalsNumber, .matches, .contains, .startsWith, .endsWith:
-            self = .lowered(Text.lowercased(value.javaScriptString))
+            self = .lowered(JavaScriptText.lowercased(value.javaScriptString))
         case .less, .lessEqual:
             self = .ordered(Comparable(value))
         case .isIn:
             switch value {
             case .string(let s):
-                self = .candidates(Set(s.split(separator: "|", omittingEmptySubsequences: false).map { Text.lowercased(String($0)) }))
+                self = .candidates(Set(s.split(separator: "|", omittingEmptySubsequences: false).map { JavaScriptText.lowercased(String($0)) }))
             case .array(let elements):
-                self = .candidates(Set(elements.map { Text.lowercased($0.javaScriptString) }))
+                self = .candidates(Set(elements.map { JavaScriptText.lowercased($0.javaScriptString) }))
             default:
                 self = .candidates([])
             }

@@ -156,12 +156,12 @@ extension RuleLeaf {
         case (.equals, .lowered(let t)), (.equalsNumber, .lowered(let t)), (.matches, .lowered(let t)):
             return verdict(equals(visitor, loweredTarget: t))
         case (.contains, .lowered(let t)):
-            if Text.isBlank(t) { return verdict(true) }
-            return verdict(Text.contains(Text.lowercased(visitor.javaScriptString), t))
+            if JavaScriptText.isBlank(t) { return verdict(true) }
+            return verdict(Text.contains(JavaScriptText.lowercased(visitor.javaScriptString), t))
         case (.startsWith, .lowered(let t)):
-            return verdict(Text.lowercased(visitor.javaScriptString).utf8.starts(with: t.utf8))
+            return verdict(JavaScriptText.lowercased(visitor.javaScriptString).utf8.starts(with: t.utf8))
         case (.endsWith, .lowered(let t)):
-            return verdict(Text.hasSuffix(Text.lowercased(visitor.javaScriptString), t))
+            return verdict(Text.hasSuffix(JavaScriptText.lowercased(visitor.javaScriptString), t))
         case (.less, .ordered(let t)), (.lessEqual, .ordered(let t)):
             guard let order = Text.order(PreparedValue.Comparable(visitor), t) else { return .incomparable }
             return verdict(matchType == .less ? order < 0 : order <= 0)
@@ -174,7 +174,7 @@ extension RuleLeaf {
             return verdict(pieces.contains { candidates.contains(String($0)) })
         case (.regexMatches, .pattern(let regex)):
             guard let regex else { return .invalidPattern }
-            return verdict(regex.test(Text.lowercased(visitor.javaScriptString)))
+            return verdict(regex.test(JavaScriptText.lowercased(visitor.javaScriptString)))
         default:
             return .invalidLeaf("value does not suit match_type \(matchType.rawValue)")
         }

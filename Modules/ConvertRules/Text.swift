@@ -17,12 +17,8 @@ enum Text {
                 return true
             }
         }
-        return ascii ?? lowercased(a).utf8.elementsEqual(loweredB.utf8)
+        return ascii ?? JavaScriptText.lowercased(a).utf8.elementsEqual(loweredB.utf8)
     }
-
-    static func lowercased(_ text: String) -> String { JavaScriptText.lowercased(text) }
-
-    static func isBlank(_ text: String) -> Bool { JavaScriptText.isBlank(text) }
 
     static func contains(_ haystack: String, _ needle: String) -> Bool {
         let h = Array(haystack.utf8), n = Array(needle.utf8)

@@ -299,16 +299,7 @@ private final class SegmentsBox: Sendable {
     /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
     /// and devices, so one box serves them all instead of ~130 bytes per visitor.
     static func interned(_ value: VisitorSegments) -> SegmentsBox {
-        SegmentsInterner.shared.box(value)
-    }
-}
-
-private final class SegmentsInterner: Sendable {
-    static let shared = SegmentsInterner()
-    private let boxes = Locked<[VisitorSegments: SegmentsBox]>([:])
-
-    func box(_ value: VisitorSegments) -> SegmentsBox {
-        boxes.withValue { boxes in
+        internedBoxes.withValue { boxes in
             if let box = boxes[value] { return box }
             // Bounded: a flood of distinct values only costs the sharing, never memory.
             if boxes.count >= 4096 { boxes.removeAll(keepingCapacity: true) }
@@ -317,6 +308,8 @@ private final class SegmentsInterner: Sendable {
             return box
         }
     }
+
+    private static let internedBoxes = Locked<[VisitorSegments: SegmentsBox]>([:])
 }
 
 /// Whose data a store entry is: a visitor of one project.
