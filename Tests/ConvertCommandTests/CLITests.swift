@@ -50,7 +50,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
 @Suite(.serialized) struct CLITests {
     @Test(arguments: Fixtures.File.configs)
     func decideEqualsTheLibrarysOwnDecisions(file: Fixtures.File) async throws {
-        let visitors = visitorLines(1000)
+        let visitors = visitorLines(300)
         let input = Data(visitors.map { line -> String in
             let data = try! JSONEncoder().encode(line)
             return String(decoding: data, as: UTF8.self)
@@ -58,7 +58,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         let result = try convert(["decide", "--config", try fixturePath(file)], input: input)
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n")
-        #expect(lines.count == 1000)
+        #expect(lines.count == visitors.count)
 
         let sdk = ConvertSwiftSDK(configData: try Fixtures.data(file),
                                   configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory),

@@ -97,7 +97,12 @@ import Testing
     @Test func cacheFirstStartThenLive() async throws {
         let cached = try Fixtures.data(.staticConfig)
         let live = try Fixtures.data(.cdnConfigBaseline)
-        let server = try LoopbackHTTPServer { _ in .delay(.seconds(3), then: configReply(live)) }
+        // The network answers only once ready() has returned, so the cache must have served it.
+        let networkMayAnswer = DispatchSemaphore(value: 0)
+        let server = try LoopbackHTTPServer { _ in
+            _ = networkMayAnswer.wait(timeout: .now() + 60)
+            return configReply(live)
+        }
         let cache = MemoryByteStore(["config-k-default.json": cached])
         let logs = RecordingLogSink()
         let harness = TestSDK(data: nil)
@@ -107,8 +112,8 @@ import Testing
             visitorIdStore: harness.idStore, trackingSink: harness.sink, logSink: logs))
         let recorder = await EventRecorder(sdk, events: [.ready, .configUpdated])
         try await sdk.ready(timeout: .seconds(60))
-        // The network answers after 3 s with the 4-experience baseline: ready() saw the cache.
         #expect(sdk.config?.experiences.count == 2, "a cached config makes ready() resolve before the network")
+        networkMayAnswer.signal()
         try await recorder.wait(for: .configUpdated, timeout: .seconds(60))
         #expect(sdk.config?.experiences.count == 4)
         #expect(try cache.read("config-k-default.json") == live)

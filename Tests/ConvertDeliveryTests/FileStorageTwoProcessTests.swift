@@ -40,7 +40,7 @@ import Testing
                 if let role { roles.append(role) }
                 kills += 1
             }
-            let rounds = 5
+            let rounds = 3
             var a = try ProbeProcess(directory: directory, run: "a0", server: server.baseURL)
             var b = try ProbeProcess(directory: directory, run: "b0", server: server.baseURL)
             for round in 1...rounds {
@@ -75,7 +75,7 @@ import Testing
         let counts = received.value
         let lost = acknowledged.filter { counts[$0] == nil }
         let duplicates = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
-        #expect(acknowledged.count > 1_000)
+        #expect(acknowledged.count > 500)
         #expect(lost.isEmpty, "\(lost.count) of \(acknowledged.count) acknowledged events lost: \(lost.prefix(5))")
         #expect(duplicates <= kills * 20, "\(duplicates) duplicates after \(kills) kills")
         print("two processes on one directory: \(acknowledged.count) acknowledged events, \(counts.count) delivered, "

@@ -9,7 +9,7 @@ import Testing
 /// (its degradations listed) or fails with a typed error — never a crash, never a hang.
 @Suite struct FuzzHarnessTests {
     /// Iterations per fixture in CI; the libFuzzer target runs the same checks without bound.
-    static let iterations = 1500
+    static let iterations = 500
 
     @Test(arguments: Fixtures.File.configs)
     func mutatedConfigsDecodeOrFailTyped(file: Fixtures.File) throws {

@@ -133,9 +133,12 @@ import Testing
         _ = await context.runExperience("test-experience-ab-fullstack-1")
         await sdk.flush()
         mode.set(1)
-        try await Task.sleep(for: .milliseconds(1500))
+        try await eventually("a refused fetch logged") { logs.messages.contains { $0.contains("refused with HTTP 401") } }
+        let failuresBefore = logs.messages.filter { $0.contains("config fetch failed") }.count
         mode.set(2)
-        try await Task.sleep(for: .milliseconds(1500))
+        try await eventually("a dropped fetch logged") {
+            logs.messages.filter { $0.contains("config fetch failed") }.count > failuresBefore
+        }
         let everything = logs.messages.joined(separator: "\n") + configuration.description + "\(configuration)"
             + String(reflecting: configuration)
         #expect(logs.messages.count > 3)
@@ -172,4 +175,15 @@ import Testing
             try TrackingEndpoint(template: "http://[project_id].example.com", sdkKey: "k").url(projectId: "1")
         }
     }
+}
+
+/// Waits until `condition` holds (polling), or fails the test after `timeout`.
+private func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("timed out waiting for: \(what)")
+    throw CancellationError()
 }
