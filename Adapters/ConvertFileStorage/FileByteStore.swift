@@ -48,7 +48,7 @@ public enum FileStorage {
     }
 
     /// `name` with every character outside `[A-Za-z0-9._-]` replaced by `_`, never starting with a dot.
-    public static func safeName(_ name: String) -> String {
+    package static func safeName(_ name: String) -> String {
         var out = String(name.unicodeScalars.map { scalar -> Character in
             let ok = (scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar))) || scalar == "." || scalar == "-" || scalar == "_"
             return ok ? Character(scalar) : "_"

@@ -45,7 +45,7 @@ public struct BucketTable: Sendable, Hashable {
 
     /// The position in ``ranges`` of the range holding `value`, or `nil` when no range does.
     @inlinable
-    public func rangeIndex(forValue value: Int) -> Int? {
+    package func rangeIndex(forValue value: Int) -> Int? {
         let v = Double(value)
         for (i, range) in ranges.enumerated() where range.lower <= v && v < range.upper {
             return i

@@ -77,7 +77,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// The config request, exactly as sent (before the User-Agent stamp).
-    public func request(etag: String?) throws -> HTTPRequest {
+    package func request(etag: String?) throws -> HTTPRequest {
         var base = settings.endpoint
         while base.hasSuffix("/") { base.removeLast() }
         let key = settings.sdkKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? settings.sdkKey

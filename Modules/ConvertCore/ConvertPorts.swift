@@ -24,6 +24,8 @@ public struct ConvertPorts: Sendable {
     public var logSink: any LogSink
     /// The current time.
     public var clock: TimeSource
+    /// Monotonic time for the SDK's own timeouts (``ConvertSwiftSDK/ready(timeout:)``).
+    public var sleepClock: any SleepClock
     /// New auto visitor ids.
     public var identifiers: IdentifierSource
     /// The hub system events are fired on; share one to observe several SDKs together.
@@ -32,13 +34,15 @@ public struct ConvertPorts: Sendable {
     /// Collects the ports; only the stores, the config source and the sink are required.
     public init(configSource: any ConfigSource, visitorStore: any VisitorDataStore, visitorIdStore: any VisitorIdStore,
                 trackingSink: any TrackingSink, logSink: any LogSink = SilentLogSink(), clock: TimeSource = .system,
-                identifiers: IdentifierSource = .uuid, events: SystemEventHub = SystemEventHub()) {
+                identifiers: IdentifierSource = .uuid, events: SystemEventHub = SystemEventHub(),
+                sleepClock: any SleepClock = .continuous) {
         self.configSource = configSource
         self.visitorStore = visitorStore
         self.visitorIdStore = visitorIdStore
         self.trackingSink = trackingSink
         self.logSink = logSink
         self.clock = clock
+        self.sleepClock = sleepClock
         self.identifiers = identifiers
         self.events = events
     }

@@ -54,12 +54,13 @@ public final class ConvertSwiftSDK: Sendable {
     /// Like ``ready()``, but gives up after `timeout` with ``ConvertError/readyTimedOut(milliseconds:)``.
     public func ready(timeout: Duration) async throws {
         let gate = core.readiness
+        let clock = core.ports.sleepClock
         let (scaled, overflow) = timeout.components.seconds.multipliedReportingOverflow(by: 1000)
         let milliseconds = overflow ? Int.max : Int(scaled) + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await gate.wait() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await clock.sleep(for: timeout)
                 throw ConvertError.readyTimedOut(milliseconds: milliseconds)
             }
             defer { group.cancelAll() }

@@ -39,7 +39,7 @@ public struct ECMAScriptRegex: @unchecked Sendable {  // NSRegularExpression is 
     }
 
     /// Translation alone: the ICU pattern, or nil for a pattern JS rejects.
-    public static func translate(_ source: String) -> String? {
+    package static func translate(_ source: String) -> String? {
         var parser = ECMAScriptParser(source)
         guard let parsed = try? parser.parse() else { return nil }
         var emitter = ICUEmitter(parsed: parsed)

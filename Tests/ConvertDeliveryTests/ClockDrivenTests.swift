@@ -254,3 +254,30 @@ private func letTasksRun() async {
         #expect(try cache.read(source.cacheName) == second)
     }
 }
+
+@Suite struct ClockDrivenReadinessTests {
+    @Test func readyTimesOutWhenTheClockPassesTheTimeout() async throws {
+        let clock = ManualClock()
+        let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
+            configSource: StubConfigSource(), visitorStore: MemoryVisitorDataStore(), visitorIdStore: MemoryVisitorIdStore(),
+            trackingSink: RecordingTrackingSink(), sleepClock: clock))
+        let outcome = Locked<(any Error)??>(nil)
+        let waiter = Task {
+            do {
+                try await sdk.ready(timeout: .seconds(30))
+                outcome.set(.some(nil))
+            } catch {
+                outcome.set(.some(error))
+            }
+        }
+        try await clock.waitForSleepers()
+        #expect(clock.deadlines == [.seconds(30)])
+        clock.advance(by: .seconds(29))
+        await letTasksRun()
+        #expect(outcome.value == nil, "29 s into a 30 s timeout ready() still waits")
+        clock.advance(by: .seconds(1))
+        await waiter.value
+        let error = try #require(outcome.value ?? nil, "ready() threw")
+        #expect(error as? ConvertError == .readyTimedOut(milliseconds: 30_000))
+    }
+}
