@@ -8,28 +8,40 @@ extension ConvertContext {
     /// Decides the experience with `key` for this visitor: the stored decision when there is one
     /// and the visitor still qualifies, otherwise fresh bucketing (stored, tracked, announced).
     ///
+    /// Synchronous and non-blocking (no I/O, no awaiting): call it from any thread, a SwiftUI
+    /// `body` or a synchronous request handler.
+    ///
+    /// ```swift
+    /// if let variation = context.variation(forExperience: "checkout-test") { render(variation.key) }
+    /// ```
+    ///
     /// - Parameters:
     ///   - key: the experience key.
     ///   - enableTracking: `false` keeps this call's bucketing event from being sent.
     /// - Returns: the variation, or `nil` when the visitor does not qualify, is not bucketed,
     ///   the key is unknown or the SDK is not ready.
-    public func runExperience(_ key: String, enableTracking: Bool = true) async -> BucketedVariation? {
-        guard let installed = installedConfig(for: "runExperience") else { return nil }
+    public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
+        guard let installed = installedConfig(for: "variation(forExperience:)") else { return nil }
         return decide(key: key, installed, snapshot, enableTracking: enableTracking)
     }
 
     /// Decides every experience in the config, in config order; returns those with a variation.
-    public func runExperiences(enableTracking: Bool = true) async -> [BucketedVariation] {
-        guard let installed = installedConfig(for: "runExperiences") else { return [] }
+    /// Synchronous, like ``variation(forExperience:enableTracking:)``.
+    public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
+        guard let installed = installedConfig(for: "variations()") else { return [] }
         let snapshot = self.snapshot
-        return installed.config.experiences.indices.compactMap {
-            decide(position: $0, installed, snapshot, enableTracking: enableTracking)
+        var found: [BucketedVariation] = []
+        for position in installed.config.experiences.indices {
+            if let variation = decide(position: position, installed, snapshot, enableTracking: enableTracking) {
+                found.append(variation)
+            }
         }
+        return found
     }
 
     /// Explains how the experience with `key` would be decided for this visitor, check by check,
-    /// without storing, tracking or announcing anything.
-    public func explainExperience(_ key: String) async -> DecisionTrace {
+    /// without storing, tracking or announcing anything. Synchronous.
+    public func explanation(forExperience key: String) -> DecisionTrace {
         guard let installed = core.current else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
                                  reason: .notReady, variationId: nil, variationKey: nil)
@@ -51,6 +63,21 @@ extension ConvertContext {
         return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId, steps: tracer.steps,
                              reason: decision.reason, variationId: decision.variation?.id,
                              variationKey: decision.variation?.key)
+    }
+
+    /// The seed API's name for ``variation(forExperience:enableTracking:)``.
+    public func runExperience(_ key: String, enableTracking: Bool = true) async -> BucketedVariation? {
+        variation(forExperience: key, enableTracking: enableTracking)
+    }
+
+    /// The seed API's name for ``variations(enableTracking:)``.
+    public func runExperiences(enableTracking: Bool = true) async -> [BucketedVariation] {
+        variations(enableTracking: enableTracking)
+    }
+
+    /// The seed API's name for ``explanation(forExperience:)``.
+    public func explainExperience(_ key: String) async -> DecisionTrace {
+        explanation(forExperience: key)
     }
 
     func installedConfig(for call: String) -> InstalledConfig? {

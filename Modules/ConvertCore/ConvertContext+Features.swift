@@ -6,10 +6,15 @@ extension ConvertContext {
     /// The feature with `key` for this visitor: enabled with its variables when an experience
     /// carrying it gives the visitor a variation that switches it on, disabled otherwise.
     ///
-    /// Experiences are decided as ``runExperience(_:enableTracking:)`` would (so new
-    /// decisions are stored and tracked), in config order; the first that carries the feature wins.
-    public func runFeature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) async -> BucketedFeature {
-        guard let installed = installedConfig(for: "runFeature") else {
+    /// Experiences are decided as ``variation(forExperience:enableTracking:)`` would (so new
+    /// decisions are stored and tracked), in config order; the first that carries the feature
+    /// wins. Synchronous and non-blocking.
+    ///
+    /// ```swift
+    /// if context.feature("new-checkout").isEnabled { … }
+    /// ```
+    public func feature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> BucketedFeature {
+        guard let installed = installedConfig(for: "feature(_:)") else {
             return .disabled(key: key, feature: nil)
         }
         guard let feature = installed.config.feature(key: key) else {
@@ -17,29 +22,45 @@ extension ConvertContext {
             return .disabled(key: key, feature: nil)
         }
         let snapshot = self.snapshot
-        var decided = [BucketedVariation??](repeating: nil, count: installed.config.experiences.count)
+        var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         return resolve(feature, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
-    /// Every declared feature, enabled or disabled, in config order.
-    public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true) async -> [BucketedFeature] {
-        guard let installed = installedConfig(for: "runFeatures") else { return [] }
+    /// Every declared feature, enabled or disabled, in config order. Synchronous.
+    public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
+        guard let installed = installedConfig(for: "features()") else { return [] }
         let snapshot = self.snapshot
-        var decided = [BucketedVariation??](repeating: nil, count: installed.config.experiences.count)
-        return installed.config.features.map {
-            resolve($0, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
+        var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
+        let features = installed.config.features
+        var resolved: [BucketedFeature] = []
+        resolved.reserveCapacity(features.count)
+        for feature in features {
+            resolved.append(resolve(feature, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                                    decided: &decided))
         }
+        return resolved
     }
 
     /// Explains, experience by experience, how the feature with `key` would be resolved, without
-    /// storing, tracking or announcing anything.
-    public func explainFeature(_ key: String) async -> [DecisionTrace] {
+    /// storing, tracking or announcing anything. Synchronous.
+    public func explanation(forFeature key: String) -> [DecisionTrace] {
         guard let installed = core.current, let feature = installed.config.feature(key: key) else { return [] }
-        var traces: [DecisionTrace] = []
-        for experience in installed.config.experiencesCarrying(featureId: feature.id) {
-            traces.append(await explainExperience(experience.key))
-        }
-        return traces
+        return installed.config.experiencesCarrying(featureId: feature.id).map { explanation(forExperience: $0.key) }
+    }
+
+    /// The seed API's name for ``feature(_:typeCasting:enableTracking:)``.
+    public func runFeature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) async -> BucketedFeature {
+        feature(key, typeCasting: typeCasting, enableTracking: enableTracking)
+    }
+
+    /// The seed API's name for ``features(typeCasting:enableTracking:)``.
+    public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true) async -> [BucketedFeature] {
+        features(typeCasting: typeCasting, enableTracking: enableTracking)
+    }
+
+    /// The seed API's name for ``explanation(forFeature:)``.
+    public func explainFeature(_ key: String) async -> [DecisionTrace] {
+        explanation(forFeature: key)
     }
 
     private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: Snapshot, typeCasting: Bool,
