@@ -29,6 +29,7 @@ let package = Package(
         .executable(name: "rules-only", targets: ["RulesOnly"]),
         .executable(name: "custom-build", targets: ["CustomBuild"]),
         .executable(name: "in-memory", targets: ["InMemory"]),
+        .executable(name: "readme-snippet", targets: ["ReadmeSnippet"]),
         .executable(name: "convert-bench", targets: ["convert-bench"]),
     ],
     targets: [
@@ -110,6 +111,8 @@ let package = Package(
                            "ConvertSupport", "ConvertTransport", "ConvertRules"],
             path: "Examples/CustomBuild"),
         .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertTransport"], path: "Examples/InMemory"),
+        // The README's "Using the SDK" code, verbatim (a test keeps the two identical and runs it).
+        .executableTarget(name: "ReadmeSnippet", dependencies: ["ConvertSwiftSDK"], path: "Examples/ReadmeSnippet"),
 
         .executableTarget(
             name: "convert-bench",
@@ -129,7 +132,7 @@ let package = Package(
         .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting", "ConvertBucketing",
                                                               "ConvertRules"],
                     path: "Tests/ConvertModelTests"),
-        .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting"],
+        .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ReadmeSnippet"],
                     path: "Tests/SeedSnippetTests"),
         .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
         .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage",

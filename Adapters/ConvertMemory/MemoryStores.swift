@@ -9,31 +9,48 @@ import Foundation
 /// ```swift
 /// let store = MemoryVisitorDataStore(capacity: 50_000)
 /// ```
+///
+/// Stores of ``shardingThreshold`` visitors or more are split into 16 shards by visitor, each
+/// with its own lock, so threads deciding for different visitors do not wait for each other.
+/// Each shard holds a sixteenth of `capacity` plus an eighth of that, since visitors never
+/// spread evenly: such a store holds up to `capacity` × 1.125 visitors.
 public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
-    private let table: Locked<VisitorTable>
+    private let shards: [Locked<VisitorTable>]
+    private let shardMask: Int
 
     /// The default number of visitors kept.
     public static let defaultCapacity = 10_000
 
-    /// The most visitors held.
+    /// Below this capacity the store is one shard, so eviction order and the bound are exact.
+    public static let shardingThreshold = 4_096
+
+    /// The most visitors held (see above for large stores).
     public let capacity: Int
 
     public init(capacity: Int = MemoryVisitorDataStore.defaultCapacity) {
-        let table = VisitorTable(capacity: capacity)
-        self.capacity = table.capacity ?? Int.max
-        self.table = Locked(table)
+        let bounded = max(1, capacity)
+        let count = bounded >= Self.shardingThreshold ? 64 : 1
+        let perShard = bounded == Int.max || count == 1 ? bounded : bounded / count + bounded / count / 8
+        shards = (0..<count).map { _ in Locked(VisitorTable(capacity: perShard)) }
+        shardMask = count - 1
+        self.capacity = bounded
+    }
+
+    @inline(__always)
+    private func shard(_ key: VisitorKey) -> Locked<VisitorTable> {
+        shards[Int(truncatingIfNeeded: key.hashCode) & shardMask]
     }
 
     /// The number of visitors held.
-    public var count: Int { table.withValue { $0.count } }
+    public var count: Int { shards.reduce(0) { total, shard in total + shard.withValue { $0.count } } }
 
     public func data(for key: VisitorKey) -> VisitorData? {
-        table.withValue { $0.value(for: key) }
+        shard(key).withValue { $0.value(for: key) }
     }
 
     @discardableResult
     public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
-        table.withValue { $0.modify(key, body) }
+        shard(key).withValue { $0.modify(key, body) }
     }
 
     public func flush() async -> Int { 0 }

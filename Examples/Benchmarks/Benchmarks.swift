@@ -46,7 +46,7 @@ enum Benchmarks {
         return sdk
     }
 
-    static func decide(_ w: Workload, mode: String) async throws {
+    static func decide(_ w: Workload, mode: String, threads: Int) async throws {
         let store: any VisitorDataStore
         var directory: URL?
         switch mode {
@@ -60,32 +60,83 @@ enum Benchmarks {
         }
         defer { if let directory { try? FileManager.default.removeItem(at: directory) } }
         let sdk = try await decidingSDK(w, store: store)
-        let ids = (0..<w.visitors).map { w.visitorPrefix + String($0) }
+        // Each thread decides its own share of the visitors, from inputs of its own (a server
+        // builds each request's attributes itself), so nothing but the SDK is shared.
+        let shares = (0..<threads).map { t in
+            Share(ids: stride(from: t, to: w.visitors, by: threads).map { w.visitorPrefix + String($0) },
+                  attributes: w.attributes.mapValues { $0.copied }, properties: w.locationProperties.mapValues { $0.copied },
+                  experienceKey: String(w.experienceKey.utf8))
+        }
         let rssBefore = currentRSSKilobytes()
-        var counts: [String: Int] = [:]
-        let fresh = ContinuousClock.now
-        for id in ids {
-            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
-            context.setLocationProperties(w.locationProperties)
-            let key = await context.runExperience(w.experienceKey, enableTracking: false)?.key ?? "none"
-            counts[key, default: 0] += 1
+        let (freshElapsed, counts) = onThreads(shares) { share in
+            var counts: [String: Int] = [:]
+            for id in share.ids {
+                let context = sdk.createContext(visitorId: id, attributes: share.attributes)
+                context.setLocationProperties(share.properties)
+                let key = context.variation(forExperience: share.experienceKey, enableTracking: false)?.key ?? "none"
+                counts[key, default: 0] += 1
+            }
+            return counts
         }
-        let freshElapsed = ContinuousClock.now - fresh
         let rssAfter = currentRSSKilobytes()
-        let sticky = ContinuousClock.now
-        for id in ids {
-            let context = sdk.createContext(visitorId: id, attributes: w.attributes)
-            context.setLocationProperties(w.locationProperties)
-            _ = await context.runExperience(w.experienceKey, enableTracking: false)
+        let (stickyElapsed, _) = onThreads(shares) { share in
+            for id in share.ids {
+                let context = sdk.createContext(visitorId: id, attributes: share.attributes)
+                context.setLocationProperties(share.properties)
+                _ = context.variation(forExperience: share.experienceKey, enableTracking: false)
+            }
+            return [:]
         }
-        let stickyElapsed = ContinuousClock.now - sticky
+        // The async seed API on the same sticky pass, on one thread, for comparison.
+        let asyncStart = ContinuousClock.now
+        for id in shares[0].ids {
+            let context = sdk.createContext(visitorId: id, attributes: shares[0].attributes)
+            context.setLocationProperties(shares[0].properties)
+            _ = await context.runExperience(shares[0].experienceKey, enableTracking: false)
+        }
+        let asyncElapsed = ContinuousClock.now - asyncStart
         let n = Double(max(w.visitors, 1))
-        emit(["bench": "decide", "mode": .string(mode), "visitors": .number(n),
-              "ns_per_decision": rounded(nanoseconds(freshElapsed) / n),
-              "sticky_ns_per_decision": rounded(nanoseconds(stickyElapsed) / n),
-              "variation_counts": .object(counts.mapValues { .number(Double($0)) }),
+        let perThread = Double(max(shares[0].ids.count, 1))
+        var merged: [String: Int] = [:]
+        for share in counts { merged.merge(share) { $0 + $1 } }
+        emit(["bench": "decide", "mode": .string(mode), "visitors": .number(n), "threads": .number(Double(threads)),
+              "ns_per_decision": rounded(nanoseconds(freshElapsed) * Double(threads) / n),
+              "sticky_ns_per_decision": rounded(nanoseconds(stickyElapsed) * Double(threads) / n),
+              "async_sticky_ns_per_decision": rounded(nanoseconds(asyncElapsed) / perThread),
+              "decisions_per_second": rounded(n / (nanoseconds(freshElapsed) / 1e9), 0),
+              "sticky_decisions_per_second": rounded(n / (nanoseconds(stickyElapsed) / 1e9), 0),
+              "variation_counts": .object(merged.mapValues { .number(Double($0)) }),
               "bytes_per_visitor": rounded(Double(max(0, rssAfter - rssBefore)) * 1024 / n),
               "max_rss_kb": .number(Double(maxRSSKilobytes()))])
+    }
+
+    /// One thread's work in `decide`.
+    struct Share: Sendable {
+        let ids: [String]
+        let attributes: [String: JSONValue]
+        let properties: [String: JSONValue]
+        let experienceKey: String
+    }
+
+    /// Runs `body` on one thread per share, all started together; the wall time from the start
+    /// to the last thread's end, and each thread's result.
+    static func onThreads(_ shares: [Share], _ body: @escaping @Sendable (Share) -> [String: Int]) -> (Duration, [[String: Int]]) {
+        let results = Locked<[[String: Int]]>([])
+        let start = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        for share in shares {
+            let thread = Thread {
+                start.wait()
+                let result = body(share)
+                results.withValue { $0.append(result) }
+                finished.signal()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        let began = ContinuousClock.now
+        for _ in shares { start.signal() }
+        for _ in shares { finished.wait() }
+        return (ContinuousClock.now - began, results.value)
     }
 
     static func features(_ w: Workload, iterations: Int) async throws {
@@ -96,13 +147,17 @@ enum Benchmarks {
         let context = sdk.createContext(visitorId: w.visitorPrefix + "features", attributes: w.attributes)
         context.setLocationProperties(w.locationProperties)
         var enabled = 0
-        for _ in 0..<min(100, iterations) { enabled &+= await context.runFeatures().count }
-        let start = ContinuousClock.now
-        for _ in 0..<iterations { enabled &+= await context.runFeatures().filter(\.isEnabled).count }
+        for _ in 0..<min(100, iterations) { enabled &+= context.features().count }
+        var start = ContinuousClock.now
+        for _ in 0..<iterations { enabled &+= context.features().count }
         let elapsed = ContinuousClock.now - start
+        start = ContinuousClock.now
+        for _ in 0..<iterations { enabled &+= await context.runFeatures().count }
+        let asyncElapsed = ContinuousClock.now - start
         precondition(enabled > 0)
         emit(["bench": "features", "iterations": .number(Double(iterations)),
-              "ns_per_call": rounded(nanoseconds(elapsed) / Double(iterations))])
+              "ns_per_call": rounded(nanoseconds(elapsed) / Double(iterations)),
+              "async_ns_per_call": rounded(nanoseconds(asyncElapsed) / Double(iterations))])
     }
 
     static func hash(_ w: Workload) {
@@ -220,5 +275,17 @@ extension Benchmarks {
               "create_and_set_properties_ns": ns(createSet), "whole_sticky_decision_ns": ns(full),
               "run_on_built_context_ns": ns(run), "store_lookup_ns": ns(lookup),
               "found": .number(Double(found))])
+    }
+}
+
+extension JSONValue {
+    /// The same value in storage of its own (a thread's own copy of shared input).
+    var copied: JSONValue {
+        switch self {
+        case .string(let text): return .string(String(decoding: Array(text.utf8), as: UTF8.self))
+        case .array(let elements): return .array(elements.map(\.copied))
+        case .object(let fields): return .object(fields.mapValues(\.copied))
+        default: return self
+        }
     }
 }

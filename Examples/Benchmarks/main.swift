@@ -4,7 +4,7 @@ import Foundation
 
 let usage = """
 usage: convert-bench <decode|decide|features|hash|track|ready|breakdown|all> [--workload FILE]
-                     [--iterations N] [--visitors N] [--mode persist|nopersist|file]
+                     [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
 """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -23,16 +23,24 @@ while !arguments.isEmpty {
     options[String(name.dropFirst(2))] = arguments.removeFirst()
 }
 
+let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode"]
+if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
+    FileHandle.standardError.write(Data("convert-bench: unknown option --\(unknown)\n\(usage)\n".utf8))
+    exit(2)
+}
+
 do {
     var workload = try Workload.load(options["workload"])
     if let visitors = options["visitors"].flatMap(Int.init) { workload.visitors = visitors }
     if let strings = options["hash-strings"].flatMap(Int.init) { workload.hashStrings = strings }
     let iterations = options["iterations"].flatMap(Int.init)
+    let threads = options["threads"].flatMap(Int.init) ?? 1
+    guard (1...256).contains(threads) else { throw BenchError("--threads must be 1 to 256") }
     let commands = command == "all" ? ["decode", "decide", "features", "hash", "track", "ready"] : [command]
     for name in commands {
         switch name {
         case "decode": try Benchmarks.decode(workload, iterations: iterations ?? 2000)
-        case "decide": try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist")
+        case "decide": try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist", threads: threads)
         case "features": try await Benchmarks.features(workload, iterations: iterations ?? 20000)
         case "hash": Benchmarks.hash(workload)
         case "track": try await Benchmarks.track(workload)

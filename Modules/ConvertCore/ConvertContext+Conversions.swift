@@ -49,7 +49,7 @@ extension ConvertContext {
         }
         let sendTransaction = goalData.map { !$0.isEmpty } == true && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
-        guard core.isTrackingEnabled else {
+        guard core.isTrackingEnabled(visitorHash) else {
             core.log.debug("trackConversion \(goalKey): tracking is off")
             return .trackingDisabled
         }

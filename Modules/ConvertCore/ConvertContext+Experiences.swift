@@ -22,17 +22,18 @@ extension ConvertContext {
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
         guard let installed = installedConfig(for: "variation(forExperience:)") else { return nil }
-        return decide(key: key, installed, snapshot, enableTracking: enableTracking)
+        var snapshot = self.snapshot
+        return decide(key: key, installed, &snapshot, enableTracking: enableTracking)
     }
 
     /// Decides every experience in the config, in config order; returns those with a variation.
     /// Synchronous, like ``variation(forExperience:enableTracking:)``.
     public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
         guard let installed = installedConfig(for: "variations()") else { return [] }
-        let snapshot = self.snapshot
+        var snapshot = self.snapshot
         var found: [BucketedVariation] = []
         for position in installed.config.experiences.indices {
-            if let variation = decide(position: position, installed, snapshot, enableTracking: enableTracking) {
+            if let variation = decide(position: position, installed, &snapshot, enableTracking: enableTracking) {
                 found.append(variation)
             }
         }
@@ -42,7 +43,7 @@ extension ConvertContext {
     /// Explains how the experience with `key` would be decided for this visitor, check by check,
     /// without storing, tracking or announcing anything. Synchronous.
     public func explanation(forExperience key: String) -> DecisionTrace {
-        guard let installed = core.current else {
+        guard let installed = core.current(visitorHash) else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
                                  reason: .notReady, variationId: nil, variationKey: nil)
         }
@@ -52,14 +53,14 @@ extension ConvertContext {
                                  variationId: nil, variationKey: nil)
         }
         let experience = installed.config.experiences[position]
-        let snapshot = self.snapshot
+        var snapshot = self.snapshot
         if let forced = previewVariation(experience, snapshot) {
             return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId,
                                  steps: [.preview(variationId: forced.id)], reason: .preview,
                                  variationId: forced.id, variationKey: forced.key)
         }
         var tracer = RecordingTracer()
-        let decision = DecisionEngine.decide(position, input(installed, snapshot), tracer: &tracer)
+        let decision = DecisionEngine.decide(position, input(installed, &snapshot), tracer: &tracer)
         return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId, steps: tracer.steps,
                              reason: decision.reason, variationId: decision.variation?.id,
                              variationKey: decision.variation?.key)
@@ -85,7 +86,7 @@ extension ConvertContext {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")
             return nil
         }
-        if let installed = core.current {
+        if let installed = core.current(visitorHash) {
             storeDeferredCreationSegments(installed)
             return installed
         }
@@ -93,10 +94,18 @@ extension ConvertContext {
         return nil
     }
 
-    func input(_ installed: InstalledConfig, _ snapshot: Snapshot) -> DecisionInput {
+    func input(_ installed: InstalledConfig, _ snapshot: inout Snapshot) -> DecisionInput {
         let key = storeKey(installed)
+        let stored: VisitorData
+        if let known = snapshot.stored, snapshot.storedNamespace == installed.namespaceHash {
+            stored = known
+        } else {
+            stored = core.ports.visitorStore.data(for: key) ?? VisitorData()
+            snapshot.stored = stored
+            snapshot.storedNamespace = installed.namespaceHash
+        }
         return DecisionInput(installed: installed, visitorId: visitorId, key: key,
-                             stored: core.ports.visitorStore.data(for: key) ?? VisitorData(),
+                             stored: stored,
                              attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
                              hashSeed: core.configuration.hashSeed)
     }
@@ -106,12 +115,12 @@ extension ConvertContext {
         installed.visitorKey(visitorId, visitorHash: visitorHash)
     }
 
-    func decide(key: String, _ installed: InstalledConfig, _ snapshot: Snapshot, enableTracking: Bool) -> BucketedVariation? {
+    func decide(key: String, _ installed: InstalledConfig, _ snapshot: inout Snapshot, enableTracking: Bool) -> BucketedVariation? {
         guard let position = installed.experiencePosition(key: key) else {
             core.log.warn("no experience has the key \"\(key)\"")
             return nil
         }
-        return decide(position: position, installed, snapshot, enableTracking: enableTracking)
+        return decide(position: position, installed, &snapshot, enableTracking: enableTracking)
     }
 
     private func previewVariation(_ experience: Experience, _ snapshot: Snapshot) -> Variation? {
@@ -119,14 +128,14 @@ extension ConvertContext {
         return experience.variation(id: preview.variationId)
     }
 
-    func decide(position: Int, _ installed: InstalledConfig, _ snapshot: Snapshot,
+    func decide(position: Int, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
                 enableTracking: Bool) -> BucketedVariation? {
         let plan = installed.plans[position]
         if let forced = previewVariation(plan.experience, snapshot) {
             return BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true)
         }
         var tracer = SilentTracer()
-        let input = input(installed, snapshot)
+        let input = input(installed, &snapshot)
         let decision = DecisionEngine.decide(position, input, tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
             core.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
@@ -134,7 +143,9 @@ extension ConvertContext {
         let quiet = snapshot.preview != nil
         var variation = decision.variation
         if !quiet {
-            variation = record(decision, position, installed, input, enableTracking: enableTracking)
+            let recorded = record(decision, position, installed, input, enableTracking: enableTracking)
+            variation = recorded.variation
+            if let data = recorded.data { snapshot.stored = data }
         }
         guard let variation else { return nil }
         return BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,

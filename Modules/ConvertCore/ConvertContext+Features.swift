@@ -21,21 +21,21 @@ extension ConvertContext {
             core.log.warn("no feature has the key \"\(key)\"")
             return .disabled(key: key, feature: nil)
         }
-        let snapshot = self.snapshot
+        var snapshot = self.snapshot
         var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
-        return resolve(feature, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
+        return resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
         guard let installed = installedConfig(for: "features()") else { return [] }
-        let snapshot = self.snapshot
+        var snapshot = self.snapshot
         var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         let features = installed.config.features
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(features.count)
         for feature in features {
-            resolved.append(resolve(feature, installed, snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+            resolved.append(resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
                                     decided: &decided))
         }
         return resolved
@@ -44,7 +44,7 @@ extension ConvertContext {
     /// Explains, experience by experience, how the feature with `key` would be resolved, without
     /// storing, tracking or announcing anything. Synchronous.
     public func explanation(forFeature key: String) -> [DecisionTrace] {
-        guard let installed = core.current, let feature = installed.config.feature(key: key) else { return [] }
+        guard let installed = core.current(visitorHash), let feature = installed.config.feature(key: key) else { return [] }
         return installed.config.experiencesCarrying(featureId: feature.id).map { explanation(forExperience: $0.key) }
     }
 
@@ -63,7 +63,7 @@ extension ConvertContext {
         explanation(forFeature: key)
     }
 
-    private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: Snapshot, typeCasting: Bool,
+    private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
                          enableTracking: Bool, decided: inout [BucketedVariation??]) -> BucketedFeature {
         for index in installed.config.carrierIndexes(featureId: feature.id) {
             let experience = installed.config.experiences[index]
@@ -71,7 +71,7 @@ extension ConvertContext {
             if let cached = decided[index] {
                 variation = cached
             } else {
-                variation = decide(position: index, installed, snapshot, enableTracking: enableTracking)
+                variation = decide(position: index, installed, &snapshot, enableTracking: enableTracking)
                 decided[index] = .some(variation)
             }
             guard let variation, let change = variation.variation.featureChange(featureId: feature.id) else { continue }

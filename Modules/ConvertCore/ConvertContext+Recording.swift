@@ -9,6 +9,8 @@ import ConvertVisitor
 /// deactivated (bits over the plan's location positions), and the visitor's segments.
 struct RecordedDecision {
     var variation: Variation?
+    /// The visitor's data after the store was written; `nil` when nothing was written.
+    var data: VisitorData?
     var isNew = false
     var activated: UInt64 = 0
     var deactivated: UInt64 = 0
@@ -16,9 +18,10 @@ struct RecordedDecision {
 }
 
 extension ConvertContext {
-    /// Stores, tracks and announces what a decision found; returns the variation that holds.
+    /// Stores, tracks and announces what a decision found; returns the variation that holds and
+    /// the data stored.
     func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
-                _ input: DecisionInput, enableTracking: Bool) -> Variation? {
+                _ input: DecisionInput, enableTracking: Bool) -> RecordedDecision {
         let plan = installed.plans[position]
         let events = core.events
         if decision.matchedAudiences != 0 {
@@ -30,7 +33,9 @@ extension ConvertContext {
         let locationKeys = installed.locationKeys
         // Checked against what was read first, so an unchanged visitor costs no store write.
         let expected = Self.locationChanges(decision, plan, locationKeys, input.stored)
-        guard decision.isNew || expected.activate | expected.deactivate != 0 else { return decision.variation }
+        guard decision.isNew || expected.activate | expected.deactivate != 0 else {
+            return RecordedDecision(variation: decision.variation)
+        }
 
         let recorded = core.ports.visitorStore.update(input.key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
@@ -42,21 +47,23 @@ extension ConvertContext {
                 if changes.deactivate & bit != 0, data.removeLocation(locationKeys[index]) { outcome.deactivated |= bit }
             }
             outcome.segments = data.storedSegments
-            guard decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex else { return outcome }
-            if let existing = data.variation(forExperience: plan.id),
-               existing != input.stored.variation(forExperience: plan.id),
-               let kept = plan.variationIndex(of: existing) {
-                outcome.variation = plan.variationModels[kept]
-                return outcome
+            if decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex {
+                if let existing = data.variation(forExperience: plan.id),
+                   existing != input.stored.variation(forExperience: plan.id),
+                   let kept = plan.variationIndex(of: existing) {
+                    outcome.variation = plan.variationModels[kept]
+                } else {
+                    data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
+                    outcome.variation = fresh
+                    outcome.isNew = true
+                }
             }
-            data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
-            outcome.variation = fresh
-            outcome.isNew = true
+            outcome.data = data
             return outcome
         }
         announceLocations(recorded, plan, installed, input)
         if recorded.isNew, let variation = recorded.variation {
-            if enableTracking && core.isTrackingEnabled {
+            if enableTracking && core.isTrackingEnabled(visitorHash) {
                 core.ports.trackingSink.enqueue(TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
@@ -66,7 +73,7 @@ extension ConvertContext {
                                                     experienceKey: plan.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
-        return recorded.variation
+        return recorded
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.

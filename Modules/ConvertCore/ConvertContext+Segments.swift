@@ -47,7 +47,7 @@ extension ConvertContext {
 
     /// The visitor's stored segments.
     public func segments() async -> VisitorSegments {
-        guard let installed = core.current else { return VisitorSegments() }
+        guard let installed = core.current(visitorHash) else { return VisitorSegments() }
         return core.ports.visitorStore.data(for: storeKey(installed))?.segments
             ?? VisitorSegments()
     }

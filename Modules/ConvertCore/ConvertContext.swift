@@ -27,6 +27,9 @@ public final class ConvertContext: @unchecked Sendable {
     /// Whether they still wait for a config (the context was created before readiness).
     private let creationSegmentsDeferred: Bool
     private var creationSegmentsStored = false
+    /// The visitor's data as storing the creation segments left it, for the first decision to
+    /// start from instead of reading the store again (with the namespace hash it belongs to).
+    private var prefetched: (namespaceHash: UInt64, data: VisitorData)?
 
     /// `KeyHash.hash64(visitorId)`, computed once for every store lookup this context makes.
     let visitorHash: UInt64
@@ -56,12 +59,12 @@ public final class ConvertContext: @unchecked Sendable {
         }
         let segments = VisitorSegments(filtering: attributes)
         creationSegments = segments.isEmpty || preview != nil || visitorIdProblem != nil ? nil : segments
-        let installed = creationSegments == nil ? nil : core.current
+        let installed = creationSegments == nil ? nil : core.current(visitorHash)
         creationSegmentsDeferred = creationSegments != nil && installed == nil
         if let installed, let creationSegments {
             // No other thread sees this context yet: no once-flag needed.
             creationSegmentsStored = true
-            store(creationSegments, installed)
+            prefetched = (installed.namespaceHash, store(creationSegments, installed))
         }
     }
 
@@ -76,13 +79,15 @@ public final class ConvertContext: @unchecked Sendable {
             defer { creationSegmentsStored = true }
             return !creationSegmentsStored
         }
-        if first { store(creationSegments, installed) }
+        if first { _ = store(creationSegments, installed) }
     }
 
-    private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) {
-        core.ports.visitorStore.update(storeKey(installed)) { data -> Void in
-            if let stored = data.storedSegments, stored.holds(segments) { return }
+    /// Stores `segments` as the visitor's; returns the visitor's data after.
+    private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) -> VisitorData {
+        core.ports.visitorStore.update(storeKey(installed)) { data -> VisitorData in
+            if let stored = data.storedSegments, stored.holds(segments) { return data }
             data.segments = data.segments.merging(segments)
+            return data
         }
     }
 
@@ -142,14 +147,24 @@ public final class ConvertContext: @unchecked Sendable {
     /// Whether a preview is set.
     public var isPreviewing: Bool { lock.withLock { preview != nil } }
 
+    /// What one call reads of the context, and the visitor's data as the call last saw it.
     struct Snapshot {
         let attributes: [String: JSONValue]
         let locationProperties: [String: JSONValue]
         let preview: PreviewTarget?
+        /// The visitor's data in `storedNamespace`, once read (or prefetched); each decision of
+        /// the call starts from it and records what it stored, so a call reads the store once.
+        var stored: VisitorData?
+        var storedNamespace: UInt64 = 0
     }
 
+    /// The context's state for one call; the first call also takes the prefetched data.
     var snapshot: Snapshot {
-        lock.withLock { Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview) }
+        lock.withLock {
+            defer { prefetched = nil }
+            return Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview,
+                            stored: prefetched?.data, storedNamespace: prefetched?.namespaceHash ?? 0)
+        }
     }
 }
 

@@ -28,14 +28,37 @@ final class SDKCore: @unchecked Sendable {
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
     }
 
+    /// What decisions read, once per stripe so that threads deciding for different visitors
+    /// share no lock (written under `lock`, after `installed` and `trackingEnabled`).
+    struct DecisionState {
+        var installed: InstalledConfig?
+        var trackingEnabled: Bool
+    }
+    private let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true))
+
     var current: InstalledConfig? { lock.withLock { installed } }
+
+    /// The installed config as the stripe of `visitorHash` holds it (the decision path).
+    @inline(__always)
+    func current(_ visitorHash: UInt64) -> InstalledConfig? {
+        decisionState.read(visitorHash) { $0.installed }
+    }
 
     var isTrackingEnabled: Bool {
         configuration.networkTracking && lock.withLock { trackingEnabled }
     }
 
+    /// ``isTrackingEnabled`` through the stripe of `visitorHash`.
+    @inline(__always)
+    func isTrackingEnabled(_ visitorHash: UInt64) -> Bool {
+        configuration.networkTracking && decisionState.read(visitorHash) { $0.trackingEnabled }
+    }
+
     func setTrackingEnabled(_ enabled: Bool) {
-        lock.withLock { trackingEnabled = enabled }
+        lock.withLock {
+            trackingEnabled = enabled
+            decisionState.update { $0.trackingEnabled = enabled }
+        }
     }
 
     /// The auto visitor id: the stored one, or a new one persisted for next time.
@@ -89,7 +112,10 @@ final class SDKCore: @unchecked Sendable {
                                    bytes: document.bytes)
         let previous: InstalledConfig? = lock.withLock {
             let previous = installed
-            if previous?.fingerprint != fingerprint { installed = next }
+            if previous?.fingerprint != fingerprint {
+                installed = next
+                decisionState.update { $0.installed = next }
+            }
             return previous
         }
         if previous == nil {

@@ -297,19 +297,35 @@ private final class SegmentsBox: Sendable {
     init(_ value: VisitorSegments) { self.value = value }
 
     /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
-    /// and devices, so one box serves them all instead of ~130 bytes per visitor.
+    /// and devices, so one box serves them all instead of ~130 bytes per visitor. The table is
+    /// split in stripes chosen by the value and the calling thread, so threads storing segments
+    /// neither queue for one lock nor share one box's reference count (a value has at most one
+    /// box per stripe).
     static func interned(_ value: VisitorSegments) -> SegmentsBox {
-        internedBoxes.withValue { boxes in
+        var hasher = Hasher()
+        hasher.combine(value)
+        hasher.combine(currentThreadToken())
+        let stripe = stripes[Int(truncatingIfNeeded: UInt(bitPattern: hasher.finalize())) & (stripes.count - 1)]
+        return stripe.intern(value) ?? SegmentsBox(value)
+    }
+
+    private static let stripes = (0..<16).map { _ in Interner() }
+}
+
+/// One stripe of the segment box table.
+private final class Interner: Sendable {
+    private let boxes = Locked<[VisitorSegments: SegmentsBox]>([:])
+
+    func intern(_ value: VisitorSegments) -> SegmentsBox? {
+        boxes.withValue { boxes in
             if let box = boxes[value] { return box }
             // Bounded: a flood of distinct values only costs the sharing, never memory.
-            if boxes.count >= 4096 { boxes.removeAll(keepingCapacity: true) }
+            if boxes.count >= 1024 { boxes.removeAll(keepingCapacity: true) }
             let box = SegmentsBox(value)
             boxes[value] = box
             return box
         }
     }
-
-    private static let internedBoxes = Locked<[VisitorSegments: SegmentsBox]>([:])
 }
 
 /// Whose data a store entry is: a visitor of one project.
@@ -366,4 +382,13 @@ public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, Expressib
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
+}
+
+/// A number telling the calling thread from others running now.
+private func currentThreadToken() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
 }

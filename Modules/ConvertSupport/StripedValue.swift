@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A value read far more often than written, kept once per stripe: a reader locks only the
+/// stripe its hash chooses, so threads reading for different keys share no lock; a writer
+/// sets every stripe in turn. Each stripe sits on cache lines of its own.
+package final class StripedValue<Value>: @unchecked Sendable {
+    // Every stripe's value is read and written only with that stripe's mutex held.
+    private static var stride: Int {
+        let raw = MemoryLayout<pthread_mutex_t>.stride + MemoryLayout<Value>.stride
+        return (raw + 127) & ~127
+    }
+    private let base: UnsafeMutableRawPointer
+    private let mask: Int
+
+    /// `count` stripes (rounded up to a power of two), each holding `value`.
+    package init(_ value: Value, stripes count: Int = 64) {
+        var size = 1
+        while size < count { size <<= 1 }
+        mask = size - 1
+        base = UnsafeMutableRawPointer.allocate(byteCount: size * Self.stride, alignment: 128)
+        for i in 0..<size {
+            let mutex = (base + i * Self.stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+            slot(i).initialize(to: value)
+        }
+    }
+
+    deinit {
+        for i in 0...mask {
+            pthread_mutex_destroy(mutex(i))
+            slot(i).deinitialize(count: 1)
+        }
+        base.deallocate()
+    }
+
+    @inline(__always)
+    private func mutex(_ stripe: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
+        (base + stripe * Self.stride).assumingMemoryBound(to: pthread_mutex_t.self)
+    }
+
+    @inline(__always)
+    private func slot(_ stripe: Int) -> UnsafeMutablePointer<Value> {
+        (base + stripe * Self.stride + MemoryLayout<pthread_mutex_t>.stride).assumingMemoryBound(to: Value.self)
+    }
+
+    /// Reads the value through the stripe chosen by `hash`.
+    @inline(__always)
+    package func read<Result>(_ hash: UInt64, _ body: (Value) throws -> Result) rethrows -> Result {
+        let stripe = Int(truncatingIfNeeded: hash >> 7) & mask
+        let m = mutex(stripe)
+        pthread_mutex_lock(m)
+        defer { pthread_mutex_unlock(m) }
+        return try body(slot(stripe).pointee)
+    }
+
+    /// Changes the value in every stripe with `body`; each stripe's copy is changed alike.
+    package func update(_ body: (inout Value) -> Void) {
+        for stripe in 0...mask {
+            let m = mutex(stripe)
+            pthread_mutex_lock(m)
+            body(&slot(stripe).pointee)
+            pthread_mutex_unlock(m)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import ConvertSwiftSDK
+import ConvertTesting
+import Foundation
+import Testing
+
+/// The package's root directory, from this file's place in it.
+private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+@Suite struct ReadmeSnippetTests {
+    @Test func theReadmeSnippetIsTheCompiledExample() throws {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Using the SDK"), "README has a \"Using the SDK\" section")
+        let rest = readme[section.upperBound...]
+        let open = try #require(rest.range(of: "```swift\n"))
+        let close = try #require(rest[open.upperBound...].range(of: "```"))
+        let snippet = String(rest[open.upperBound..<close.lowerBound])
+        let example = try String(contentsOf: packageRoot.appendingPathComponent("Examples/ReadmeSnippet/main.swift"), encoding: .utf8)
+        #expect(snippet == example, "README's snippet and Examples/ReadmeSnippet/main.swift differ")
+    }
+
+    @Test func theReadmeSnippetRunsAsPastedOffline() throws {
+        let binary = try #require(BuiltProducts.executable("ReadmeSnippet") ?? BuiltProducts.executable("readme-snippet"),
+                                  "the README example is built with the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.currentDirectoryURL = packageRoot
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(err)")
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("show 100314255") == true, "the visitor is bucketed: \(lines)")
+        #expect(lines.contains("price 100.0"))
+        #expect(lines.contains(#"["feature-1", "feature-2"]"#))
+        #expect(lines.contains { $0.hasPrefix("environmentMismatch") }, "the explanation names the failing check")
+        #expect(lines.contains("trackingDisabled"))
+        #expect(err.isEmpty, "nothing is logged as a warning or error: \(err)")
+    }
+}
