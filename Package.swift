@@ -79,7 +79,10 @@ let package = Package(
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
                            "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel",
                            "ConvertRules", "ConvertStorage", "ConvertSupport", "ConvertVisitor"],
-            path: "Modules/ConvertSwiftSDK"),
+            path: "Modules/ConvertSwiftSDK",
+            // Apple's privacy manifest: file timestamps are read (the storage files' own), nothing
+            // is tracked for advertising, no tracking domains.
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
 
         // Test support shipped as a product.
         .target(

@@ -14,16 +14,35 @@ enum POSIXFile {
     static let ownerOnly: mode_t = 0o600
 
     static func failure(_ operation: String, _ path: String) -> StorageError {
-        StorageError(operation: operation, target: path, reason: String(cString: strerror(errno)))
+        StorageError(operation: operation, target: path, reason: reason(errno))
+    }
+
+    /// `strerror` with the error's symbolic name, e.g. "Permission denied (EACCES)".
+    static func reason(_ code: Int32) -> String {
+        let names: [Int32: String] = [
+            ENOENT: "ENOENT", EACCES: "EACCES", EPERM: "EPERM", EEXIST: "EEXIST", ENOSPC: "ENOSPC",
+            EROFS: "EROFS", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR", EMFILE: "EMFILE", ENFILE: "ENFILE",
+            EIO: "EIO", EDQUOT: "EDQUOT", ENAMETOOLONG: "ENAMETOOLONG", EBUSY: "EBUSY", EAGAIN: "EAGAIN",
+            ELOOP: "ELOOP", EFBIG: "EFBIG", EINVAL: "EINVAL",
+        ]
+        let text = String(cString: strerror(code))
+        return names[code].map { "\(text) (\($0))" } ?? "\(text) (errno \(code))"
     }
 
     /// Creates `directory` (and parents) with owner-only access when missing.
     static func ensureDirectory(_ directory: URL) throws {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw StorageError(operation: "create directory", target: directory.path, reason: "\(error)")
+        var missing: [String] = []
+        var path = directory.standardizedFileURL.path
+        while !path.isEmpty, path != "/", !FileManager.default.fileExists(atPath: path) {
+            missing.append(path)
+            path = (path as NSString).deletingLastPathComponent
+        }
+        for component in missing.reversed() where mkdir(component, 0o700) != 0 && errno != EEXIST {
+            throw failure("create directory", component)
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw StorageError(operation: "create directory", target: directory.path, reason: reason(ENOTDIR))
         }
     }
 

@@ -223,3 +223,13 @@ public enum ConfigSourceError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 }
+
+extension ConfigFetchError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}
+
+extension ConfigSourceError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}

@@ -85,7 +85,7 @@ public final class ConvertContext: @unchecked Sendable {
     /// Stores `segments` as the visitor's; returns the visitor's data after.
     private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) -> VisitorData {
         core.ports.visitorStore.update(storeKey(installed)) { data -> VisitorData in
-            if let stored = data.storedSegments, stored.holds(segments) { return data }
+            if data.storedSegmentsHold(segments) { return data }
             data.segments = data.segments.merging(segments)
             return data
         }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Errors the SDK reports.
 public enum ConvertError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The SDK cannot start: an empty SDK key, or direct config data that is empty or invalid.
@@ -14,4 +16,9 @@ public enum ConvertError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cancelled: return "the wait for readiness was cancelled"
         }
     }
+}
+
+extension ConvertError: LocalizedError {
+    /// The same text as ``description``, for `localizedDescription` and UI alerts.
+    public var errorDescription: String? { description }
 }

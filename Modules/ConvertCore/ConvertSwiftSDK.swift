@@ -105,6 +105,29 @@ public final class ConvertSwiftSDK: Sendable {
         core.events.on(event, delivery: delivery, callback: callback)
     }
 
+    /// System events as an asynchronous sequence, typed by their payload; the subscription ends
+    /// when the sequence is released or the task iterating it is cancelled. Events of one kind
+    /// arrive in firing order; past `bufferingNewest` undelivered events the oldest are dropped.
+    ///
+    /// ```swift
+    /// for await event in sdk.events(of: [.bucketing, .conversion]) {
+    ///     if case .bucketing(let info) = event { print(info.visitorId, info.variationId) }
+    /// }
+    /// ```
+    public func events(of kinds: [SystemEvent] = SystemEvent.allCases,
+                       bufferingNewest limit: Int = 1024) -> AsyncStream<EventPayloadValue> {
+        let hub = core.events
+        return AsyncStream(bufferingPolicy: .bufferingNewest(max(1, limit))) { continuation in
+            let tokens = Set(kinds).map { kind in hub.on(kind) { payload in continuation.yield(payload) } }
+            continuation.onTermination = { _ in
+                for token in tokens { hub.off(token) }
+            }
+        }
+    }
+
+    /// Every system event as an asynchronous sequence (see ``events(of:bufferingNewest:)``).
+    public var events: AsyncStream<EventPayloadValue> { events() }
+
     /// Cancels a subscription made with ``on(_:delivery:callback:)``.
     public func off(_ token: EventListenerToken) async {
         core.events.off(token)

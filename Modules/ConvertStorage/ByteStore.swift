@@ -61,3 +61,8 @@ public struct ByteStoreVisitorIdStore: VisitorIdStore {
         try? store.write(Data(id.utf8), to: name)
     }
 }
+
+extension StorageError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}

@@ -65,6 +65,13 @@ public struct VisitorData: Sendable, Hashable, Codable {
     /// The segments, or `nil` when none are stored (without building an empty value).
     package var storedSegments: VisitorSegments? { segmentsBox?.value }
 
+    /// Whether storing `segments` would leave the stored ones unchanged (see
+    /// `VisitorSegments.holds`), read in place rather than copied out.
+    package func storedSegmentsHold(_ segments: VisitorSegments) -> Bool {
+        guard let box = segmentsBox else { return false }
+        return box.value.holds(segments)
+    }
+
     /// The variation id stored for an experience id.
     public func variationId(forExperienceId experienceId: String) -> String? {
         guard let experience = IdPool.shared.existing(experienceId) else { return nil }

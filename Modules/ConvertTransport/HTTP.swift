@@ -116,3 +116,8 @@ extension HTTPTransport {
         return try await send(stamped)
     }
 }
+
+extension TransportError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}

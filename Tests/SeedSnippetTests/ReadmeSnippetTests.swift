@@ -42,3 +42,18 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         #expect(err.isEmpty, "nothing is logged as a warning or error: \(err)")
     }
 }
+
+@Suite struct PrivacyManifestTests {
+    @Test func thePrivacyManifestDeclaresFileTimestampsAndNoTracking() throws {
+        let url = packageRoot.appendingPathComponent("Modules/ConvertSwiftSDK/PrivacyInfo.xcprivacy")
+        let plist = try PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil)
+        let manifest = try #require(plist as? [String: Any])
+        #expect(manifest["NSPrivacyTracking"] as? Bool == false)
+        #expect((manifest["NSPrivacyTrackingDomains"] as? [Any])?.isEmpty == true)
+        let accessed = try #require(manifest["NSPrivacyAccessedAPITypes"] as? [[String: Any]])
+        let timestamps = accessed.first { $0["NSPrivacyAccessedAPIType"] as? String == "NSPrivacyAccessedAPICategoryFileTimestamp" }
+        #expect((timestamps?["NSPrivacyAccessedAPITypeReasons"] as? [String])?.isEmpty == false)
+        let collected = try #require(manifest["NSPrivacyCollectedDataTypes"] as? [[String: Any]])
+        #expect(collected.allSatisfy { $0["NSPrivacyCollectedDataTypeTracking"] as? Bool == false })
+    }
+}

@@ -1,0 +1,155 @@
+import ConvertCore
+import ConvertEvents
+import ConvertMemory
+import ConvertModel
+import ConvertRules
+import ConvertStorage
+import ConvertTesting
+import Foundation
+import Testing
+
+@Suite struct VisitorCookieTests {
+    let cookie = VisitorCookie()
+
+    @Test func readsTheVisitorIdAmongSeveralCookies() {
+        #expect(cookie.visitorId(fromCookieHeader: "a=1; convert_visitor_id=abc-123; b=2") == "abc-123")
+        #expect(cookie.visitorId(fromCookieHeader: "convert_visitor_id=first;convert_visitor_id=second") == "first")
+        #expect(cookie.visitorId(fromCookieHeader: "  convert_visitor_id = spaced  ") == "spaced")
+        #expect(cookie.visitorId(fromCookieHeader: "xconvert_visitor_id=no; convert_visitor_idx=no") == nil)
+    }
+
+    @Test func unquotesAndDecodesValues() {
+        #expect(cookie.visitorId(fromCookieHeader: #"convert_visitor_id="quoted value""#) == "quoted value")
+        #expect(cookie.visitorId(fromCookieHeader: "convert_visitor_id=caf%C3%A9%3B%20x") == "café; x")
+        #expect(cookie.visitorId(fromCookieHeader: #"convert_visitor_id=""#) == #"""#, "a lone quote is a value, not quotes")
+    }
+
+    @Test func badInputGivesNoVisitorId() {
+        for header in [nil, "", ";;;", "garbage", "=value", "convert_visitor_id", "convert_visitor_id=",
+                       #"convert_visitor_id="""#, "convert_visitor_id=%20%20",
+                       "convert_visitor_id=" + String(repeating: "x", count: ConvertContext.maximumVisitorIdBytes + 1)] {
+            #expect(cookie.visitorId(fromCookieHeader: header) == nil, "\(String(describing: header))")
+        }
+        #expect(cookie.visitorId(fromCookieHeader: "bad pair; convert_visitor_id=ok") == "ok", "malformed pairs are skipped")
+    }
+
+    @Test func setCookieHasSecureDefaultsAndRoundTrips() {
+        let header = cookie.setCookieHeader(for: "visitor 1;é")
+        #expect(header == "convert_visitor_id=visitor%201%3B%C3%A9; Path=/; Max-Age=15552000; Secure; HttpOnly; SameSite=Lax")
+        let value = String(header.split(separator: ";")[0])
+        #expect(cookie.visitorId(fromCookieHeader: value) == "visitor 1;é")
+        let crossSite = VisitorCookie(name: "vid", domain: "example.com", secure: false, httpOnly: false, sameSite: .none)
+        #expect(crossSite.setCookieHeader(for: "x") == "vid=x; Path=/; Max-Age=15552000; Domain=example.com; Secure; SameSite=None",
+                "SameSite=None is always Secure, as browsers require")
+        let id = VisitorCookie.newVisitorId()
+        #expect(id.count == 36 && id == id.lowercased() && id != VisitorCookie.newVisitorId())
+    }
+}
+
+@Suite struct FeatureVariableTests {
+    private struct Extra: Decodable, Equatable {
+        let foo: String
+        let v: Int
+    }
+
+    private func pricingFeature(_ key: String) async throws -> BucketedFeature {
+        let harness = try TestSDK(fixture: .cdnConfigBaseline)
+        try await harness.sdk.ready(timeout: .seconds(30))
+        let context = harness.sdk.createContext(visitorId: "variables")
+        context.setLocationProperties(["location": "pricing"])
+        return context.feature(key)
+    }
+
+    @Test func decodableVariables() async throws {
+        let feature = try await pricingFeature("feature-2")
+        try #require(feature.isEnabled)
+        #expect(try feature.decode(Extra.self, forKey: "additionalData") == Extra(foo: "bar", v: 2))
+        #expect(try feature.decode(Int.self, forKey: "price") == 100)
+        #expect(try feature.decode(Double.self, forKey: "button-height") == 40)
+        #expect(throws: FeatureVariableError.missing(feature: "feature-2", variable: "nope")) {
+            try feature.decode(Int.self, forKey: "nope")
+        }
+        do {
+            _ = try feature.decode([String].self, forKey: "additionalData")
+            Issue.record("an object decoded as an array")
+        } catch {
+            guard case .typeMismatch(let name, let variable, _) = error else { throw error }
+            #expect(name == "feature-2" && variable == "additionalData")
+            #expect(error.localizedDescription.contains("additionalData"))
+        }
+    }
+
+    @Test func defaultValueAccessors() async throws {
+        let feature = try await pricingFeature("feature-2")
+        #expect(feature.value(forKey: "price", default: 0) == 100)
+        #expect(feature.value(forKey: "missing", default: "fallback") == "fallback")
+        #expect(feature.value(forKey: "additionalData", default: 7) == 7, "a value that does not decode falls back")
+        #expect(feature.int("button-height", default: 0) == 40)
+        #expect(feature.int("missing", default: 3) == 3)
+        #expect(feature.double("price", default: 0) == 100)
+        #expect(feature.string("missing", default: "x") == "x")
+        #expect(feature.bool("missing", default: true))
+
+        let disabled = try await pricingFeature("not-attached-feature-3")
+        #expect(!disabled.isEnabled)
+        #expect(disabled.value(forKey: "fee", default: 5) == 5)
+        #expect(throws: FeatureVariableError.self) { try disabled.decode(Int.self, forKey: "fee") }
+    }
+}
+
+@Suite struct PublicErrorTests {
+    @Test func publicErrorsAreLocalized() {
+        let errors: [any Error] = [
+            ConvertError.readyTimedOut(milliseconds: 5), ConvertError.invalidConfiguration("empty key"),
+            StorageError(operation: "open", target: "/x", reason: "Permission denied (EACCES)"),
+            ConfigDecodingError(.invalidJSON(offset: 3, reason: "unexpected end")), JSONParseError.empty,
+            FeatureVariableError.missing(feature: "f", variable: "v"),
+        ]
+        for error in errors {
+            #expect(error.localizedDescription == "\(error)", "\(type(of: error)) reads the same everywhere")
+            #expect((error as? any LocalizedError)?.errorDescription != nil)
+        }
+    }
+}
+
+@Suite struct EventSequenceTests {
+    @Test func eventsArriveAsAnAsyncSequenceAndTheSubscriptionEnds() async throws {
+        let hub = SystemEventHub()
+        let sink = RecordingTrackingSink()
+        let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
+            configSource: StubConfigSource(initial: try Fixtures.data(.cdnConfigBaseline)), visitorStore: MemoryVisitorDataStore(),
+            visitorIdStore: MemoryVisitorIdStore(), trackingSink: sink, events: hub))
+        try await sdk.ready(timeout: .seconds(30))
+        var received: BucketingPayload?
+        var variation: BucketedVariation?
+        do {
+            let events = sdk.events(of: [.bucketing])
+            #expect(hub.listenerCount == 1)
+            let context = sdk.createContext(visitorId: "streamed", attributes: ["desktop": true, "browser": "FF"])
+            context.setLocationProperties(["location": "pricing"])
+            variation = context.variation(forExperience: "test-experience-ab-fullstack-1")
+            for await event in events {
+                if case .bucketing(let info) = event {
+                    received = info
+                    break
+                }
+            }
+        }
+        #expect(received?.visitorId == "streamed")
+        #expect(received?.variationId == variation?.id)
+        #expect(variation != nil)
+        // The stream is released with its scope; its termination cancels the subscription.
+        try await waitUntil { hub.listenerCount == 0 }
+    }
+}
+
+private func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not met within \(timeout)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
