@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ConvertConfigLoader", targets: ["ConvertConfigLoader"]),
         .library(name: "ConvertURLSessionTransport", targets: ["ConvertURLSessionTransport"]),
         .library(name: "ConvertFileStorage", targets: ["ConvertFileStorage"]),
+        .library(name: "ConvertSharedStore", targets: ["ConvertSharedStore"]),
         .library(name: "ConvertSwiftSDK", targets: ["ConvertSwiftSDK"]),
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
@@ -72,6 +73,9 @@ let package = Package(
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport"],
                 path: "Adapters/ConvertURLSessionTransport"),
+        // A local memory store written behind to a shared VisitorDataBackend (several instances).
+        .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertMemory", "ConvertSupport", "ConvertVisitor"],
+                path: "Adapters/ConvertSharedStore"),
 
         // The umbrella: re-exports the façade and wires the default adapters.
         .target(
@@ -163,7 +167,7 @@ let package = Package(
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(
             name: "ConvertCoreTests",
-            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport",
+            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport", "ConvertSharedStore",
                            "ConvertEvents", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable"],
             path: "Tests/ConvertCoreTests"),
     ],

@@ -44,8 +44,15 @@ extension ConvertContext {
             return .previewing
         }
         let goalId = InternedId(goal.id)
-        let (first, data) = core.ports.visitorStore.update(storeKey(installed)) { data in
+        let key = storeKey(installed)
+        var (first, data) = core.ports.visitorStore.update(key) { data in
             (data.insertGoal(goalId), data)
+        }
+        // With a shared store, another instance may have converted this visitor already: the
+        // first to record the goal there sends the conversion (unreachable: this instance decides).
+        if first, let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
+           await shared.recordGoalOnce(key, goalId: goal.id) == false {
+            first = false
         }
         let sendTransaction = goalData.map { !$0.isEmpty } == true && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }

@@ -27,6 +27,8 @@ public final class ConvertContext: @unchecked Sendable {
     /// Whether they still wait for a config (the context was created before readiness).
     private let creationSegmentsDeferred: Bool
     private var creationSegmentsStored = false
+    /// How ``loadVisitorData()`` went; `nil` before it is called.
+    private var loadResult: VisitorLoadResult?
     /// The visitor's data as storing the creation segments left it, for the first decision to
     /// start from instead of reading the store again (with the namespace hash it belongs to).
     private var prefetched: (namespaceHash: UInt64, data: VisitorData)?
@@ -142,6 +144,19 @@ public final class ConvertContext: @unchecked Sendable {
     /// Ends a preview.
     public func clearPreview() {
         lock.withLock { preview = nil }
+    }
+
+    /// How loading the visitor's shared data went (`nil` until ``loadVisitorData()``); after
+    /// `.failed`, decisions treat the visitor as this instance knows it, new if unknown.
+    public var visitorDataLoad: VisitorLoadResult? { lock.withLock { loadResult } }
+
+    func setVisitorDataLoad(_ result: VisitorLoadResult) {
+        lock.withLock { loadResult = result }
+    }
+
+    /// Forgets the data prefetched at creation (a load changed the store under it).
+    func dropPrefetchedData() {
+        lock.withLock { prefetched = nil }
     }
 
     /// Whether a preview is set.

@@ -1,0 +1,311 @@
+import ConvertMemory
+import ConvertStorage
+import ConvertSupport
+import ConvertVisitor
+import Foundation
+
+/// Visitor data shared by several SDK instances through a ``VisitorDataBackend`` (Redis):
+/// decisions read and write a local in-memory store, a visitor is loaded from the backend
+/// before a request is decided, and changes are written behind in batches.
+///
+/// ```swift
+/// let store = SharedVisitorStore(backend: RedisVisitorBackend(client: redis))
+/// let sdk = ConvertSwiftSDK(configuration: configuration, ports: ConvertPorts(
+///     configSource: …, visitorStore: store, visitorIdStore: MemoryVisitorIdStore(), trackingSink: …))
+/// let context = await sdk.loadContext(visitorId: id)   // load, then decide synchronously
+/// ```
+///
+/// When the backend is down or slow, decisions are still served (from what was loaded, else as
+/// a new visitor), failed writes stay pending and are retried with backoff, and each kind of
+/// failure is logged at most once per 10 s and counted in ``counters``.
+public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
+    /// Write-behind and retry settings.
+    public struct Options: Sendable, Hashable {
+        /// How long changes gather before they are written.
+        public var writeBehind: Duration
+        /// Visitors written per backend round trip.
+        public var batchSize: Int
+        /// The first retry delay after a failed write; doubled up to `maximumRetryDelay`.
+        public var retryDelay: Duration
+        public var maximumRetryDelay: Duration
+        /// Visitors with unwritten changes kept; past it the oldest marks are dropped (their
+        /// data stays in memory; only the shared copy misses the change) and counted.
+        public var maximumPendingVisitors: Int
+
+        public init(writeBehind: Duration = .milliseconds(20), batchSize: Int = 256, retryDelay: Duration = .milliseconds(200),
+                    maximumRetryDelay: Duration = .seconds(30), maximumPendingVisitors: Int = 100_000) {
+            self.writeBehind = writeBehind
+            self.batchSize = max(1, batchSize)
+            self.retryDelay = retryDelay
+            self.maximumRetryDelay = maximumRetryDelay
+            self.maximumPendingVisitors = max(1, maximumPendingVisitors)
+        }
+    }
+
+    /// What the store did with the backend.
+    public struct Counters: Sendable, Hashable, CustomStringConvertible {
+        public var loads = 0
+        public var loadFailures = 0
+        public var saves = 0
+        public var saveFailures = 0
+        public var goalRecords = 0
+        public var goalRecordFailures = 0
+        /// Visitors whose changes are not yet written.
+        public var pending = 0
+        /// Pending marks dropped at ``Options/maximumPendingVisitors``.
+        public var droppedWrites = 0
+        /// Sticky decisions this instance made but another had stored first (the first kept).
+        public var conflicts = 0
+
+        public var description: String {
+            "loads \(loads) (failed \(loadFailures)), saves \(saves) (failed \(saveFailures)), goal records \(goalRecords) "
+                + "(failed \(goalRecordFailures)), pending \(pending), dropped writes \(droppedWrites), conflicts \(conflicts)"
+        }
+    }
+
+    private struct State {
+        var dirty: [VisitorKey: UInt64] = [:]
+        var order: [(key: VisitorKey, mark: UInt64)] = []
+        var orderStart = 0
+        var nextMark: UInt64 = 0
+        var writerRunning = false
+        var failures = 0
+        var counters = Counters()
+        var lastLog: [String: ContinuousClock.Instant] = [:]
+    }
+
+    private let local: MemoryVisitorDataStore
+    private let backend: any VisitorDataBackend
+    private let options: Options
+    private let log: SDKLog
+    private let clock: any SleepClock
+    private let state = Locked(State())
+
+    /// A shared store over `backend`, holding up to `capacity` visitors locally.
+    public init(backend: any VisitorDataBackend, capacity: Int = MemoryVisitorDataStore.defaultCapacity,
+                options: Options = Options(), log: SDKLog = .silent, clock: any SleepClock = .continuous) {
+        local = MemoryVisitorDataStore(capacity: capacity)
+        self.backend = backend
+        self.options = options
+        self.log = log
+        self.clock = clock
+    }
+
+    /// What the store did with the backend so far.
+    public var counters: Counters {
+        state.withValue { state in
+            var counters = state.counters
+            counters.pending = state.dirty.count
+            return counters
+        }
+    }
+
+    // MARK: VisitorDataStore (the decision path: memory only)
+
+    public func data(for key: VisitorKey) -> VisitorData? { local.data(for: key) }
+
+    @discardableResult
+    public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
+        var changed = false
+        let result = local.update(key) { data -> Result in
+            let before = data
+            let result = body(&data)
+            changed = data != before
+            return result
+        }
+        if changed { markDirty(key) }
+        return result
+    }
+
+    /// Writes every pending change now; returns how many visitors were written.
+    public func flush() async -> Int {
+        var written = 0
+        while let batch = takeBatch(all: true) {
+            guard await write(batch) else { break }
+            written += batch.count
+        }
+        return written
+    }
+
+    // MARK: SharedVisitorDataStore
+
+    public func load(_ key: VisitorKey) async -> VisitorLoadResult {
+        do {
+            let stored = try await backend.load(key)
+            state.withValue { $0.counters.loads += 1 }
+            guard let stored else { return .notFound }
+            local.update(key) { data in data = Self.merged(stored: stored, local: data) }
+            return .loaded
+        } catch {
+            state.withValue { $0.counters.loadFailures += 1 }
+            let reason = "\(error)"
+            warn("load", "visitor data could not be loaded (\(reason)); deciding from what this instance holds")
+            return .failed(reason)
+        }
+    }
+
+    @discardableResult
+    public func save(_ key: VisitorKey) async -> Bool {
+        let isDirty = state.withValue { $0.dirty.removeValue(forKey: key) != nil }
+        guard isDirty else { return true }
+        return await write([key])
+    }
+
+    public func recordGoalOnce(_ key: VisitorKey, goalId: String) async -> Bool? {
+        do {
+            let first = try await backend.recordGoalOnce(key, goalId: goalId)
+            state.withValue { $0.counters.goalRecords += 1 }
+            return first
+        } catch {
+            state.withValue { $0.counters.goalRecordFailures += 1 }
+            warn("goal", "goal dedup across instances unavailable (\(error)); deduplicating on this instance only")
+            return nil
+        }
+    }
+
+    // MARK: Write-behind
+
+    private func markDirty(_ key: VisitorKey) {
+        let start: Bool = state.withValue { state in
+            if state.dirty[key] == nil {
+                state.nextMark += 1
+                state.dirty[key] = state.nextMark
+                state.order.append((key, state.nextMark))
+                if state.dirty.count > options.maximumPendingVisitors, let oldest = popOldest(&state) {
+                    state.dirty[oldest] = nil
+                    state.counters.droppedWrites += 1
+                }
+            }
+            guard !state.writerRunning else { return false }
+            state.writerRunning = true
+            return true
+        }
+        if start { Task.detached { await self.runWriter() } }
+    }
+
+    /// The oldest key still marked, skipping stale entries of the order queue.
+    private func popOldest(_ state: inout State) -> VisitorKey? {
+        while state.orderStart < state.order.count {
+            let entry = state.order[state.orderStart]
+            state.orderStart += 1
+            if state.dirty[entry.key] == entry.mark { return entry.key }
+        }
+        return nil
+    }
+
+    /// Up to a batch of marked keys (all of them with `all`), unmarked; `nil` when none.
+    private func takeBatch(all: Bool = false) -> [VisitorKey]? {
+        state.withValue { takeBatch(&$0, all: all) }
+    }
+
+    private func takeBatch(_ state: inout State, all: Bool) -> [VisitorKey]? {
+        var batch: [VisitorKey] = []
+        let limit = all ? Int.max : options.batchSize
+        while batch.count < limit, let key = popOldest(&state) {
+            state.dirty[key] = nil
+            batch.append(key)
+        }
+        if state.orderStart > 4096 && state.orderStart * 2 > state.order.count {
+            state.order.removeFirst(state.orderStart)
+            state.orderStart = 0
+        }
+        return batch.isEmpty ? nil : batch
+    }
+
+    private func runWriter() async {
+        while true {
+            let failures = state.withValue { $0.failures }
+            let delay = failures == 0 ? options.writeBehind : retryDelay(after: failures)
+            try? await clock.sleep(for: delay)
+            let batch: [VisitorKey]? = state.withValue { state in
+                guard let batch = takeBatch(&state, all: false) else {
+                    // Under the lock, so a change marked after this sees no writer and starts one.
+                    state.writerRunning = false
+                    return nil
+                }
+                return batch
+            }
+            guard let batch else { return }
+            let written = await write(batch)
+            state.withValue { $0.failures = written ? 0 : $0.failures + 1 }
+        }
+    }
+
+    private func retryDelay(after failures: Int) -> Duration {
+        var delay = options.retryDelay
+        for _ in 1..<min(failures, 30) where delay < options.maximumRetryDelay { delay = delay * 2 }
+        return min(delay, options.maximumRetryDelay)
+    }
+
+    /// Writes the keys' current data; on failure they are marked again for a retry.
+    private func write(_ keys: [VisitorKey]) async -> Bool {
+        let records = keys.compactMap { key in local.data(for: key).map { (key, $0) } }
+        guard !records.isEmpty else { return true }
+        do {
+            let stored = try await backend.saveAll(records)
+            var conflicts = 0
+            for ((key, _), kept) in zip(records, stored) {
+                local.update(key) { data in
+                    let adopted = Self.adopting(kept, data)
+                    conflicts += adopted.changed
+                    data = adopted.data
+                }
+            }
+            state.withValue { state in
+                state.counters.saves += records.count
+                state.counters.conflicts += conflicts
+            }
+            if conflicts > 0 {
+                log.info("shared visitor store: \(conflicts) sticky decision(s) were already stored by another instance; the first kept")
+            }
+            return true
+        } catch {
+            state.withValue { $0.counters.saveFailures += 1 }
+            warn("save", "visitor data not written (\(error)); \(records.count) visitor(s) will be retried")
+            for (key, _) in records { markDirty(key) }
+            return false
+        }
+    }
+
+    /// A warning at most once per 10 s per kind.
+    private func warn(_ kind: String, _ message: String) {
+        let now = ContinuousClock.now
+        let due = state.withValue { state -> Bool in
+            if let last = state.lastLog[kind], now - last < .seconds(10) { return false }
+            state.lastLog[kind] = now
+            return true
+        }
+        if due { log.warn("shared visitor store: \(message)") }
+    }
+
+    // MARK: Merging
+
+    /// Loaded data merged with what this instance holds: stored decisions first, goals and
+    /// locations united, this instance's segments over the stored ones.
+    static func merged(stored: VisitorData, local: VisitorData) -> VisitorData {
+        var out = stored
+        var bucketing = stored.bucketing
+        for (experience, variation) in local.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
+        out.bucketing = bucketing
+        out.goals = stored.goals.union(local.goals)
+        out.locations = stored.locations.union(local.locations)
+        out.segments = stored.segments.merging(local.segments)
+        return out
+    }
+
+    /// `local` with the stored decisions adopted (first writer wins) and stored goals added;
+    /// with the number of decisions that changed.
+    static func adopting(_ stored: VisitorData, _ local: VisitorData) -> (data: VisitorData, changed: Int) {
+        var out = local
+        var bucketing = local.bucketing
+        var changed = 0
+        for (experience, variation) in stored.bucketing where bucketing[experience] != variation {
+            if bucketing[experience] != nil { changed += 1 }
+            bucketing[experience] = variation
+        }
+        out.bucketing = bucketing
+        let goals = local.goals.union(stored.goals)
+        if goals.count != local.goals.count { out.goals = goals }
+        return (out, changed)
+    }
+}

@@ -1,0 +1,120 @@
+import ConvertStorage
+import ConvertSupport
+import ConvertVisitor
+import Foundation
+
+/// An in-process ``VisitorDataBackend`` with the shared store's semantics (first writer wins
+/// per decision, goals recorded once), for tests of several SDK instances without Redis. It
+/// can be switched ``isAvailable`` off to play a backend that is down.
+public final class MemoryVisitorBackend: VisitorDataBackend, Sendable {
+    private struct State {
+        var records: [VisitorKey: VisitorData] = [:]
+        var available = true
+        var calls = 0
+    }
+
+    /// The backend being down.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String { "the memory backend is switched off" }
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Whether calls succeed; `false` makes every call throw ``Unavailable``.
+    public var isAvailable: Bool {
+        get { state.value.available }
+        set { state.withValue { $0.available = newValue } }
+    }
+
+    /// Calls made so far.
+    public var calls: Int { state.value.calls }
+
+    /// The stored record of `key`.
+    public func record(_ key: VisitorKey) -> VisitorData? { state.value.records[key] }
+
+    private func access<Result>(_ body: (inout State) -> Result) throws -> Result {
+        try state.withValue { state in
+            state.calls += 1
+            guard state.available else { throw Unavailable() }
+            return body(&state)
+        }
+    }
+
+    public func load(_ key: VisitorKey) async throws -> VisitorData? {
+        try access { $0.records[key] }
+    }
+
+    public func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData {
+        try access { state in
+            var stored = state.records[key] ?? VisitorData()
+            var bucketing = stored.bucketing
+            for (experience, variation) in data.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
+            stored.bucketing = bucketing
+            stored.goals = stored.goals.union(data.goals)
+            if !data.locations.isEmpty { stored.locations = data.locations }
+            if !data.segments.isEmpty { stored.segments = data.segments }
+            state.records[key] = stored
+            return stored
+        }
+    }
+
+    public func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool {
+        try access { state in
+            var stored = state.records[key] ?? VisitorData()
+            let first = stored.goals.insert(goalId).inserted
+            state.records[key] = stored
+            return first
+        }
+    }
+}
+
+/// Behaviour every ``VisitorDataBackend`` must show. Run it from your own tests against a
+/// fresh backend (an empty Redis database, say):
+///
+/// ```swift
+/// try await VisitorDataBackendContract.verify(MyBackend(...))
+/// ```
+public enum VisitorDataBackendContract {
+    public static func verify(_ backend: any VisitorDataBackend, namespace: String = "1-2") async throws {
+        func key(_ id: String) -> VisitorKey { VisitorKey(namespace: namespace, visitorId: id) }
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+            if !condition { throw ContractViolation(message()) }
+        }
+        let unknown = try await backend.load(key("unknown"))
+        try check(unknown == nil, "an unknown visitor must load as nil")
+
+        let first = VisitorData(bucketing: ["e1": "a"], goals: ["g1"], segments: VisitorSegments(country: "DE"),
+                                locations: ["pricing"])
+        let saved = try await backend.save(key("v1"), first)
+        try check(saved.bucketing == ["e1": "a"] && saved.goals == ["g1"], "save must return what it stored")
+        let loaded = try await backend.load(key("v1"))
+        try check(loaded?.bucketing == ["e1": "a"], "decisions must load back")
+        try check(loaded?.goals == ["g1"], "goals must load back")
+        try check(loaded?.segments.country == "DE", "segments must load back")
+        try check(loaded?.locations == ["pricing"], "locations must load back")
+
+        let second = try await backend.save(key("v1"), VisitorData(bucketing: ["e1": "b", "e2": "c"], goals: ["g2"]))
+        try check(second.bucketing == ["e1": "a", "e2": "c"], "the first stored decision must win: \(second.bucketing)")
+        try check(second.goals == ["g1", "g2"], "goals must be united: \(second.goals)")
+        try check(second.segments.country == "DE", "saving without segments must keep the stored ones")
+
+        try check(try await backend.recordGoalOnce(key("v2"), goalId: "g") == true, "the first record of a goal must win")
+        try check(try await backend.recordGoalOnce(key("v2"), goalId: "g") == false, "a second record must lose")
+        try check(try await backend.load(key("v2"))?.goals.contains("g") == true, "a recorded goal must load back")
+
+        let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<50 { group.addTask { try await backend.recordGoalOnce(key("race"), goalId: "g") } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try check(winners == 1, "concurrent records of one goal must have one winner, got \(winners)")
+
+        let records = (0..<20).map { (key("batch-\($0)"), VisitorData(bucketing: ["e": "v\($0)"])) }
+        let stored = try await backend.saveAll(records)
+        try check(stored.count == 20 && stored.enumerated().allSatisfy { $1.bucketing == ["e": "v\($0)"] },
+                  "saveAll must return each record, in order")
+        let other = VisitorKey(namespace: namespace + "-other", visitorId: "v1")
+        try check(try await backend.load(other) == nil, "namespaces must not share records")
+    }
+}

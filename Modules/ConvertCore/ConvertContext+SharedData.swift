@@ -1,0 +1,45 @@
+import ConvertRules
+import ConvertStorage
+
+extension ConvertContext {
+    /// Loads this visitor's data from a shared visitor store (``SharedVisitorDataStore``, e.g.
+    /// Redis) into the SDK's local store, so decisions made next see what other instances
+    /// stored: sticky decisions, converted goals, segments. Call it before deciding for a
+    /// request; the decisions themselves stay synchronous.
+    ///
+    /// When the load fails the visitor is decided from what this instance holds (as a new
+    /// visitor if nothing) and ``visitorDataLoad`` says so.
+    @discardableResult
+    public func loadVisitorData() async -> VisitorLoadResult {
+        let result: VisitorLoadResult
+        if let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
+           let installed = core.current(visitorHash), visitorIdProblem == nil {
+            result = await shared.load(storeKey(installed))
+            dropPrefetchedData()
+        } else {
+            result = .notShared
+        }
+        setVisitorDataLoad(result)
+        return result
+    }
+
+    /// Writes this visitor's changes to the shared visitor store now rather than behind;
+    /// `true` once it has them (or when the store is not shared).
+    @discardableResult
+    public func saveVisitorData() async -> Bool {
+        guard let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
+              let installed = core.current(visitorHash), visitorIdProblem == nil else { return true }
+        return await shared.save(storeKey(installed))
+    }
+}
+
+extension ConvertSwiftSDK {
+    /// A context whose visitor data is loaded from the shared visitor store first (see
+    /// ``ConvertContext/loadVisitorData()``); with a store that is not shared, the same as
+    /// ``createContext(visitorId:attributes:)``.
+    public func loadContext(visitorId: String, attributes: [String: JSONValue] = [:]) async -> ConvertContext {
+        let context = createContext(visitorId: visitorId, attributes: attributes)
+        await context.loadVisitorData()
+        return context
+    }
+}
