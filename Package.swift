@@ -25,12 +25,14 @@ let package = Package(
         .library(name: "ConvertSharedStore", targets: ["ConvertSharedStore"]),
         .library(name: "ConvertSwiftSDK", targets: ["ConvertSwiftSDK"]),
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
+        .library(name: "ConvertRedis", targets: ["ConvertRedis"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
         .executable(name: "convert", targets: ["convert"]),
         .executable(name: "rules-only", targets: ["RulesOnly"]),
         .executable(name: "custom-build", targets: ["CustomBuild"]),
         .executable(name: "in-memory", targets: ["InMemory"]),
         .executable(name: "readme-snippet", targets: ["ReadmeSnippet"]),
+        .executable(name: "shared-store", targets: ["SharedStore"]),
         .executable(name: "convert-bench", targets: ["convert-bench"]),
     ],
     targets: [
@@ -71,11 +73,13 @@ let package = Package(
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSupport"], path: "Adapters/ConvertMemory"),
         .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport", "ConvertVisitor", "ConvertVisitorTable"],
                 path: "Adapters/ConvertFileStorage"),
-        .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport"],
+        .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSupport"],
                 path: "Adapters/ConvertURLSessionTransport"),
         // A local memory store written behind to a shared VisitorDataBackend (several instances).
         .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertMemory", "ConvertSupport", "ConvertVisitor"],
                 path: "Adapters/ConvertSharedStore"),
+        // A Redis client speaking RESP2 over POSIX sockets.
+        .target(name: "ConvertRedis", dependencies: ["ConvertSupport", "ConvertStorage", "ConvertVisitor"], path: "Adapters/ConvertRedis"),
 
         // The umbrella: re-exports the façade and wires the default adapters.
         .target(
@@ -118,6 +122,11 @@ let package = Package(
                            "ConvertSupport", "ConvertTransport", "ConvertRules"],
             path: "Examples/CustomBuild"),
         .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertTransport"], path: "Examples/InMemory"),
+        // Two SDK instances sharing visitor data through Redis.
+        .executableTarget(name: "SharedStore",
+                          dependencies: ["ConvertSwiftSDK", "ConvertRedis", "ConvertSharedStore", "ConvertTesting", "ConvertMemory",
+                                         "ConvertTransport"],
+                          path: "Examples/SharedStore"),
         // The README's "Using the SDK" code, verbatim (a test keeps the two identical and runs it).
         .executableTarget(name: "ReadmeSnippet", dependencies: ["ConvertSwiftSDK"], path: "Examples/ReadmeSnippet"),
 
@@ -154,7 +163,8 @@ let package = Package(
             path: "Tests/ConvertDeliveryTests"),
         .testTarget(
             name: "ConvertCommandTests",
-            dependencies: ["convert", "convert-bench", "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
+            dependencies: ["convert", "convert-bench", "Quickstart", "RulesOnly", "CustomBuild", "InMemory",
+                           "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
             path: "Tests/ConvertCommandTests"),
         .testTarget(
             name: "ConvertReliabilityTests",
@@ -163,6 +173,11 @@ let package = Package(
                            "ConvertModel", "ConvertRules", "ConvertVisitor", "ConvertTransport"],
             path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
+        // Starts its own redis-server; skipped when none is installed.
+        .testTarget(name: "ConvertRedisTests", dependencies: ["ConvertRedis", "ConvertSupport", "ConvertCore", "ConvertEvents",
+                                                              "ConvertMemory", "ConvertSharedStore", "ConvertStorage",
+                                                              "ConvertTesting", "ConvertVisitor", "ConvertJSON"],
+                    path: "Tests/ConvertRedisTests"),
         // Reads the manifest and every target's imports: an undeclared arrow fails the suite.
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(

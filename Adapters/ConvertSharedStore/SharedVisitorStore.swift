@@ -69,6 +69,8 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         var orderStart = 0
         var nextMark: UInt64 = 0
         var writerRunning = false
+        /// Keys whose write is on its way to the backend (a count per key).
+        var inFlight: [VisitorKey: Int] = [:]
         var failures = 0
         var counters = Counters()
         var lastLog: [String: ContinuousClock.Instant] = [:]
@@ -117,14 +119,24 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         return result
     }
 
-    /// Writes every pending change now; returns how many visitors were written.
+    /// Writes every pending change now, and waits for writes already on their way; returns how
+    /// many visitors this call wrote.
     public func flush() async -> Int {
         var written = 0
         while let batch = takeBatch(all: true) {
             guard await write(batch) else { break }
             written += batch.count
         }
+        await waitForWrites { !$0.isEmpty }
         return written
+    }
+
+    /// Waits while `busy` holds for the in-flight keys (writes are bounded by the backend's
+    /// deadlines, so this ends).
+    private func waitForWrites(_ busy: ([VisitorKey: Int]) -> Bool) async {
+        while state.withValue({ busy($0.inFlight) }) {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     // MARK: SharedVisitorDataStore
@@ -147,8 +159,10 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
     @discardableResult
     public func save(_ key: VisitorKey) async -> Bool {
         let isDirty = state.withValue { $0.dirty.removeValue(forKey: key) != nil }
-        guard isDirty else { return true }
-        return await write([key])
+        if isDirty { return await write([key]) }
+        // Written behind right now: done once that write is.
+        await waitForWrites { $0[key] != nil }
+        return state.withValue { $0.dirty[key] == nil }
     }
 
     public func recordGoalOnce(_ key: VisitorKey, goalId: String) async -> Bool? {
@@ -239,6 +253,15 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
 
     /// Writes the keys' current data; on failure they are marked again for a retry.
     private func write(_ keys: [VisitorKey]) async -> Bool {
+        state.withValue { state in for key in keys { state.inFlight[key, default: 0] += 1 } }
+        defer {
+            state.withValue { state in
+                for key in keys {
+                    let left = (state.inFlight[key] ?? 1) - 1
+                    state.inFlight[key] = left > 0 ? left : nil
+                }
+            }
+        }
         let records = keys.compactMap { key in local.data(for: key).map { (key, $0) } }
         guard !records.isEmpty else { return true }
         do {

@@ -2,7 +2,7 @@ import ConvertSupport
 import Foundation
 
 /// A thread-safe counter for tests.
-public final class Counter: @unchecked Sendable {
+public final class Counter: Sendable {
     private let count = Locked(0)
 
     public init() {}

@@ -1,5 +1,6 @@
 import ConvertCore
 import ConvertEvents
+import ConvertSupport
 import Foundation
 
 /// Subscribes to system events and keeps what arrives, with a way to wait for deliveries.
@@ -9,27 +10,24 @@ import Foundation
 /// _ = await context.runExperience("x")
 /// let payloads = try await recorder.wait(for: .bucketing, count: 1)
 /// ```
-public final class EventRecorder: @unchecked Sendable {
-    // `received` is guarded by `lock`.
-    private let lock = NSLock()
-    private var received: [EventPayloadValue] = []
-    private var tokens: [EventListenerToken] = []
+public final class EventRecorder: Sendable {
+    private let received: Locked<[EventPayloadValue]>
+    private let tokens: [EventListenerToken]
 
     /// Subscribes to `events` (all ten when omitted) on `sdk`.
     public init(_ sdk: ConvertSwiftSDK, events: [SystemEvent] = SystemEvent.allCases) async {
+        let received = Locked<[EventPayloadValue]>([])
         var tokens: [EventListenerToken] = []
         for event in events {
-            tokens.append(await sdk.on(event) { [weak self] payload in self?.append(payload) })
+            // Weak: once the recorder is gone, late deliveries are dropped rather than kept.
+            tokens.append(await sdk.on(event) { [weak received] payload in received?.withValue { $0.append(payload) } })
         }
+        self.received = received
         self.tokens = tokens
     }
 
-    private func append(_ payload: EventPayloadValue) {
-        lock.withLock { received.append(payload) }
-    }
-
     /// Every payload received so far, in arrival order.
-    public var payloads: [EventPayloadValue] { lock.withLock { received } }
+    public var payloads: [EventPayloadValue] { received.value }
 
     /// The payloads of one event.
     public func payloads(of event: SystemEvent) -> [EventPayloadValue] {

@@ -1,3 +1,4 @@
+import ConvertSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +15,7 @@ import Darwin
 /// let server = try LoopbackHTTPServer { request in .respond(status: 200, body: configBytes) }
 /// let endpoint = server.baseURL   // "http://127.0.0.1:<port>"
 /// ```
-public final class LoopbackHTTPServer: @unchecked Sendable {
+public final class LoopbackHTTPServer: Sendable {
     /// A request as it arrived.
     public struct Request: Sendable {
         public let method: String
@@ -41,14 +42,17 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     public typealias Handler = @Sendable (Request) -> Reply
 
-    // `handler`, `received`, `listener` and `running` are guarded by `lock`.
-    private let lock = NSLock()
-    private var handler: Handler
-    private var received: [Request] = []
-    private var listener: Int32 = -1
-    private var running = false
+    private struct State {
+        var handler: Handler
+        var received: [Request] = []
+        var listener: Int32 = -1
+        var port = 0
+    }
+
+    private let state: Locked<State>
+
     /// The port the server listens on (kept across ``restart()``).
-    public private(set) var port: Int = 0
+    public var port: Int { state.withValue { $0.port } }
 
     /// Whether a connection serves further requests after a response (HTTP keep-alive), unless
     /// the request says `Connection: close`.
@@ -57,7 +61,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// Starts listening on an ephemeral port; with `keepsConnectionsAlive`, connections stay open
     /// between requests, as a production server's do.
     public init(keepsConnectionsAlive: Bool = false, handler: @escaping Handler) throws {
-        self.handler = handler
+        state = Locked(State(handler: handler))
         self.keepsConnectionsAlive = keepsConnectionsAlive
         try listen(on: 0)
     }
@@ -68,17 +72,16 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Every request received so far, in arrival order.
-    public var requests: [Request] { lock.withLock { received } }
+    public var requests: [Request] { state.withValue { $0.received } }
 
     /// Replaces the handler.
-    public func setHandler(_ handler: @escaping Handler) { lock.withLock { self.handler = handler } }
+    public func setHandler(_ handler: @escaping Handler) { state.withValue { $0.handler = handler } }
 
     /// Stops listening; connections in progress finish.
     public func stop() {
-        let fd: Int32 = lock.withLock {
-            running = false
-            defer { listener = -1 }
-            return listener
+        let fd: Int32 = state.withValue { state in
+            defer { state.listener = -1 }
+            return state.listener
         }
         if fd >= 0 {
             shutdown(fd, Int32(SHUT_RDWR))
@@ -132,10 +135,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        port = Int(UInt16(bigEndian: actual.sin_port))
-        lock.withLock {
-            listener = fd
-            running = true
+        state.withValue { state in
+            state.port = Int(UInt16(bigEndian: actual.sin_port))
+            state.listener = fd
         }
         let thread = Thread { [weak self] in self?.acceptLoop(fd) }
         thread.name = "loopback-http.accept"
@@ -168,9 +170,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     private func serve(_ client: Int32) {
         while let request = readRequest(client) {
-            let handler: Handler = lock.withLock {
-                received.append(request)
-                return self.handler
+            let handler: Handler = state.withValue { state in
+                state.received.append(request)
+                return state.handler
             }
             var reply = handler(request)
             while case .delay(let duration, let then) = reply {

@@ -11,35 +11,37 @@ import Foundation
 /// try await clock.waitForSleepers()   // the queue is parked on its release interval
 /// clock.advance(by: .seconds(1))      // and now it delivers
 /// ```
-public final class ManualClock: SleepClock, @unchecked Sendable {
+public final class ManualClock: SleepClock, Sendable {
     private struct Sleeper {
         let id: UInt64
         let deadline: Duration
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    // Every field below is guarded by `lock`.
-    private let lock = NSLock()
-    private var current: Date
-    private var monotonic: Duration = .zero
-    private var sleepers: [Sleeper] = []
-    /// Sleeps cancelled before they were registered.
-    private var cancelled: Set<UInt64> = []
-    private var nextId: UInt64 = 0
+    private struct State {
+        var current: Date
+        var monotonic: Duration = .zero
+        var sleepers: [Sleeper] = []
+        /// Sleeps cancelled before they were registered.
+        var cancelled: Set<UInt64> = []
+        var nextId: UInt64 = 0
+    }
+
+    private let state: Locked<State>
 
     /// A clock showing `start` as its date, at monotonic time zero.
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = start
+        state = Locked(State(current: start))
     }
 
     /// The time now.
-    public var now: Date { lock.withLock { current } }
+    public var now: Date { state.withValue { $0.current } }
 
     /// The monotonic time: how far the clock has been advanced since it was made.
-    public var elapsed: Duration { lock.withLock { monotonic } }
+    public var elapsed: Duration { state.withValue { $0.monotonic } }
 
     /// The deadlines of the sleeps under way, earliest first.
-    public var deadlines: [Duration] { lock.withLock { sleepers.map(\.deadline).sorted() } }
+    public var deadlines: [Duration] { state.withValue { $0.sleepers.map(\.deadline).sorted() } }
 
     /// Moves the clock forward by `seconds`. A negative amount sets the date back (as a
     /// wall-clock correction would) and leaves the monotonic time where it is.
@@ -64,7 +66,7 @@ public final class ManualClock: SleepClock, @unchecked Sendable {
     /// code under test is parked before the clock moves; throws when that takes over `timeout`.
     public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(30)) async throws {
         let giveUp = ContinuousClock.now + timeout
-        while lock.withLock({ sleepers.count }) < count {
+        while state.withValue({ $0.sleepers.count }) < count {
             guard ContinuousClock.now < giveUp else { throw TimedOut(waitingFor: count, found: deadlines.count) }
             await Task.yield()
             try await Task.sleep(for: .milliseconds(1))
@@ -85,29 +87,29 @@ public final class ManualClock: SleepClock, @unchecked Sendable {
     /// `CancellationError` as soon as the task is cancelled.
     public func sleep(until deadline: Duration) async throws {
         try Task.checkCancellation()
-        let id = lock.withLock {
-            nextId += 1
-            return nextId
+        let id = state.withValue { state in
+            state.nextId += 1
+            return state.nextId
         }
         // A cancellation that lands after the sleeper woke leaves its mark; clear it.
-        defer { lock.withLock { _ = cancelled.remove(id) } }
+        defer { state.withValue { _ = $0.cancelled.remove(id) } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome: Result<Void, any Error>? = lock.withLock {
-                    if cancelled.contains(id) { return .failure(CancellationError()) }
-                    if deadline <= monotonic { return .success(()) }
-                    sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                let outcome: Result<Void, any Error>? = state.withValue { state in
+                    if state.cancelled.contains(id) { return .failure(CancellationError()) }
+                    if deadline <= state.monotonic { return .success(()) }
+                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return nil
                 }
                 if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
-            let continuation: CheckedContinuation<Void, any Error>? = lock.withLock {
-                guard let index = sleepers.firstIndex(where: { $0.id == id }) else {
-                    cancelled.insert(id)
+            let continuation: CheckedContinuation<Void, any Error>? = state.withValue { state in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
+                    state.cancelled.insert(id)
                     return nil
                 }
-                return sleepers.remove(at: index).continuation
+                return state.sleepers.remove(at: index).continuation
             }
             continuation?.resume(throwing: CancellationError())
         }
@@ -117,13 +119,14 @@ public final class ManualClock: SleepClock, @unchecked Sendable {
     public var timeSource: TimeSource { TimeSource { [self] in now } }
 
     private func move(date seconds: TimeInterval, monotonic step: Duration) {
-        let due: [Sleeper] = lock.withLock {
-            current += seconds
-            monotonic += step
+        let due: [Sleeper] = state.withValue { state in
+            state.current += seconds
+            state.monotonic += step
+            let monotonic = state.monotonic
             // Stable sort: equal deadlines wake in the order they went to sleep.
-            let due = sleepers.filter { $0.deadline <= monotonic }.enumerated()
+            let due = state.sleepers.filter { $0.deadline <= monotonic }.enumerated()
                 .sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }.map(\.element)
-            sleepers.removeAll { $0.deadline <= monotonic }
+            state.sleepers.removeAll { $0.deadline <= monotonic }
             return due
         }
         for sleeper in due { sleeper.continuation.resume() }

@@ -1,3 +1,4 @@
+import ConvertSupport
 import ConvertTransport
 import Foundation
 
@@ -11,11 +12,13 @@ import Foundation
 ///
 /// Made without a closure, it answers nothing: every request throws ``Unstubbed`` naming it, so
 /// a test never passes on a made-up 200.
-public final class StubTransport: HTTPTransport, @unchecked Sendable {
-    // `recorded` and `respond` are guarded by `lock`.
-    private let lock = NSLock()
-    private var recorded: [HTTPRequest] = []
-    private var respond: @Sendable (HTTPRequest) throws -> HTTPResponse
+public final class StubTransport: HTTPTransport, Sendable {
+    private struct State {
+        var recorded: [HTTPRequest] = []
+        var respond: @Sendable (HTTPRequest) throws -> HTTPResponse
+    }
+
+    private let state: Locked<State>
 
     /// A request nobody stubbed.
     public struct Unstubbed: Error, CustomStringConvertible {
@@ -27,7 +30,7 @@ public final class StubTransport: HTTPTransport, @unchecked Sendable {
 
     /// Answers every request with `respond`.
     public init(_ respond: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
-        self.respond = respond
+        state = Locked(State(respond: respond))
     }
 
     /// Answers nothing until ``setResponder(_:)``: each request throws ``Unstubbed``.
@@ -36,18 +39,18 @@ public final class StubTransport: HTTPTransport, @unchecked Sendable {
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let respond = lock.withLock {
-            recorded.append(request)
-            return self.respond
+        let respond = state.withValue { state in
+            state.recorded.append(request)
+            return state.respond
         }
         return try respond(request)
     }
 
     /// Every request so far, in order.
-    public var requests: [HTTPRequest] { lock.withLock { recorded } }
+    public var requests: [HTTPRequest] { state.withValue { $0.recorded } }
 
     /// Replaces the responder.
     public func setResponder(_ respond: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
-        lock.withLock { self.respond = respond }
+        state.withValue { $0.respond = respond }
     }
 }

@@ -1,3 +1,4 @@
+import ConvertSupport
 import ConvertTransport
 import Foundation
 #if canImport(FoundationNetworking)
@@ -80,14 +81,16 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
 }
 
 /// One request's completion: whichever of response, timeout or cancellation comes first wins.
-private final class Exchange: @unchecked Sendable {
-    // `continuation`, `task` and `early` are guarded by `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<HTTPResponse, any Error>?
-    private var task: URLSessionDataTask?
-    /// A cancellation that arrived before the exchange started.
-    private var early: (any Error)?
-    private var done = false
+private final class Exchange: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<HTTPResponse, any Error>?
+        var task: URLSessionDataTask?
+        /// A cancellation that arrived before the exchange started.
+        var early: (any Error)?
+        var done = false
+    }
+
+    private let state = Locked(State())
     private let limit: Int
 
     init(limit: Int) { self.limit = limit }
@@ -114,13 +117,13 @@ private final class Exchange: @unchecked Sendable {
             }
             finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: body)))
         }
-        let early: (any Error)? = lock.withLock {
-            if let early = self.early {
-                done = true
+        let early: (any Error)? = state.withValue { state in
+            if let early = state.early {
+                state.done = true
                 return early
             }
-            self.continuation = continuation
-            self.task = task
+            state.continuation = continuation
+            state.task = task
             return nil
         }
         if let early {
@@ -131,14 +134,14 @@ private final class Exchange: @unchecked Sendable {
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>) {
-        let (continuation, task): (CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?) = lock.withLock {
+        let (continuation, task): (CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?) = state.withValue { state in
             defer {
-                self.continuation = nil
-                self.task = nil
+                state.continuation = nil
+                state.task = nil
             }
-            if self.continuation == nil, !done, case .failure(let error) = result { early = error }
-            if self.continuation != nil { done = true }
-            return (self.continuation, self.task)
+            if state.continuation == nil, !state.done, case .failure(let error) = result { state.early = error }
+            if state.continuation != nil { state.done = true }
+            return (state.continuation, state.task)
         }
         guard let continuation else { return }
         continuation.resume(with: result)

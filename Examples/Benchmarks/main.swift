@@ -1,32 +1,41 @@
 // convert-bench: speed and memory of the SDK, one JSON line per sub-command.
 // Build it in release: swift run -c release convert-bench <command> [--workload FILE] [options]
+import ConvertTransport
 import Foundation
 
 let usage = """
 usage: convert-bench <decode|decide|features|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
+       convert-bench --help | --version
 """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-guard let command = arguments.first, !command.hasPrefix("-") else {
-    FileHandle.standardError.write(Data((usage + "\n").utf8))
+// Anywhere on the line, as in the convert tool: "convert-bench decide --help" shows the usage too.
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
+if arguments.contains("--version") {
+    print("convert-bench \(ConvertAgent.version)")
+    exit(0)
+}
+/// Exits with status 2 after naming what is wrong with the command line.
+func usageError(_ problem: String) -> Never {
+    FileHandle.standardError.write(Data("convert-bench: \(problem)\n\(usage)\n".utf8))
     exit(2)
 }
+
+guard let command = arguments.first else { usageError("give a command") }
+guard !command.hasPrefix("-") else { usageError("unknown option \(command)") }
 arguments.removeFirst()
+let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode"]
 var options: [String: String] = [:]
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
-    guard name.hasPrefix("--"), !arguments.isEmpty else {
-        FileHandle.standardError.write(Data("convert-bench: bad argument \(name)\n\(usage)\n".utf8))
-        exit(2)
-    }
+    guard name.hasPrefix("--") else { usageError("unexpected argument \"\(name)\"") }
+    guard known.contains(String(name.dropFirst(2))) else { usageError("unknown option \(name)") }
+    guard !arguments.isEmpty else { usageError("\(name) needs a value") }
     options[String(name.dropFirst(2))] = arguments.removeFirst()
-}
-
-let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode"]
-if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
-    FileHandle.standardError.write(Data("convert-bench: unknown option --\(unknown)\n\(usage)\n".utf8))
-    exit(2)
 }
 
 do {

@@ -24,11 +24,44 @@ struct TimestampLog: LogSink {
     }
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let sdkKey = arguments.count == 2 && arguments[0] == "--sdk-key" ? arguments[1] : nil
-guard arguments.isEmpty || sdkKey != nil else {
-    FileHandle.standardError.write(Data("usage: custom-build [--sdk-key KEY]\n".utf8))
+let usage = """
+usage: custom-build [--sdk-key KEY [--sdk-key-secret SECRET]]
+       custom-build --help | --version
+
+Assembles the SDK by hand (file storage, URLSession transport, own logger and flush policy)
+and decides one visitor. Without a key: the bundled config, and tracking goes nowhere. With a
+key: the live config, and tracking goes to the project. The secret may come from the
+environment variable CONVERT_SDK_KEY_SECRET instead of --sdk-key-secret (the flag wins).
+"""
+
+/// Exits with status 2 after naming what is wrong with the command line.
+func usageError(_ problem: String) -> Never {
+    FileHandle.standardError.write(Data("custom-build: \(problem)\n\(usage)\n".utf8))
     exit(2)
+}
+
+var sdkKey: String?
+var sdkKeySecret: String?
+var rest = Array(CommandLine.arguments.dropFirst())
+while !rest.isEmpty {
+    let name = rest.removeFirst()
+    switch name {
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--version":
+        print("custom-build \(ConvertAgent.version)")
+        exit(0)
+    case "--sdk-key", "--sdk-key-secret":
+        guard !rest.isEmpty else { usageError("\(name) needs a value") }
+        if name == "--sdk-key" { sdkKey = rest.removeFirst() } else { sdkKeySecret = rest.removeFirst() }
+    default:
+        usageError(name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument \"\(name)\"")
+    }
+}
+if sdkKey == nil, sdkKeySecret != nil { usageError("--sdk-key-secret needs --sdk-key") }
+if sdkKeySecret == nil, let secret = ProcessInfo.processInfo.environment["CONVERT_SDK_KEY_SECRET"], !secret.isEmpty {
+    sdkKeySecret = secret
 }
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-custom-build")
@@ -37,11 +70,12 @@ let log = SDKLog(sink: logSink, minimum: .info)
 let events = SystemEventHub()
 let transport = URLSessionTransport(maximumBodyBytes: 2_000_000)
 let blobs = try FileByteStore(directory: directory)
-let configuration = ConvertConfiguration(sdkKey: sdkKey ?? "", logLevel: .info)
+let configuration = ConvertConfiguration(sdkKey: sdkKey ?? "", sdkKeySecret: sdkKeySecret, logLevel: .info)
 
 let source: any ConfigSource
 if let sdkKey {
-    source = RemoteConfigSource(settings: .init(sdkKey: sdkKey, refreshInterval: .seconds(60)), transport: transport,
+    source = RemoteConfigSource(settings: .init(sdkKey: sdkKey, sdkKeySecret: sdkKeySecret, refreshInterval: .seconds(60)),
+                                transport: transport,
                                 cache: blobs, log: log)
 } else {
     let bundled = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

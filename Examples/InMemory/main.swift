@@ -7,6 +7,27 @@ import ConvertTesting
 import ConvertTransport
 import Foundation
 
+let usage = """
+usage: in-memory [--help | --version]
+
+Decides three visitors and tracks a conversion each with everything in memory, then prints
+the requests the stub transport received in place of the network.
+"""
+switch Array(CommandLine.arguments.dropFirst()) {
+case []: break
+case ["--help"], ["-h"]:
+    print(usage)
+    exit(0)
+case ["--version"]:
+    print("in-memory \(ConvertAgent.version)")
+    exit(0)
+case let other:
+    let first = other[0]
+    let problem = first.hasPrefix("-") ? "unknown option \(first)" : "unexpected argument \"\(first)\""
+    FileHandle.standardError.write(Data("in-memory: \(problem)\n\(usage)\n".utf8))
+    exit(2)
+}
+
 let transport = StubTransport { _ in HTTPResponse(status: 200) }
 let configuration = ConvertConfiguration(sdkKey: "10035569/10034190", eventsBatchSize: 100, persistence: .memory)
 let sdk = ConvertSwiftSDK(configuration: configuration,

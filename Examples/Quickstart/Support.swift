@@ -2,19 +2,55 @@ import ConvertBucketing
 import ConvertSwiftSDK
 import Foundation
 
+/// The command line: `--name value` options and a few switches.
 struct QuickstartOptions {
-    static let usage = "usage: quickstart [--visitors N] [--environment ENV] [--sdk-key KEY]"
+    static let usage = """
+    usage: quickstart [--visitors N] [--environment ENV]
+                      [--sdk-key KEY [--sdk-key-secret SECRET] [--send] [--endpoint URL]]
+           quickstart --help | --version
+
+    Runs N synthetic visitors (default 300) through a project's config: experiences, features,
+    and a conversion for every third visitor, then prints a report.
+
+    Without --sdk-key: the config bundled with the example, offline; tracking batches are
+    written to a local file, nothing leaves the machine.
+
+    With --sdk-key: the project's live config from Convert's CDN. Decisions only: nothing is
+    tracked unless --send is given, because the synthetic visitors would appear in the
+    project's reports. With --send the bucketing and conversion events are sent to the
+    project and the report says how many, with the delivery report of shutdown.
+    The secret, if the project needs one, may come from the environment variable
+    CONVERT_SDK_KEY_SECRET instead of --sdk-key-secret (the flag wins); it is never printed.
+    --endpoint replaces both the config and the tracking base URL (for a local server).
+    """
+    static let secretVariable = "CONVERT_SDK_KEY_SECRET"
+
     var visitors = 300
     var environment: String?
     var sdkKey: String?
+    var sdkKeySecret: String?
+    var endpoint: String?
+    var send = false
+    var help = false
+    var version = false
+    /// Why the command line is not usable, naming the argument.
     var problem: String?
 
-    init(_ arguments: ArraySlice<String>) {
+    init(_ arguments: ArraySlice<String>, processEnvironment variables: [String: String] = ProcessInfo.processInfo.environment) {
         var rest = Array(arguments)
         while !rest.isEmpty {
             let name = rest.removeFirst()
-            guard name.hasPrefix("--"), !rest.isEmpty else {
-                problem = name.hasPrefix("--") ? "\(name) needs a value" : "unexpected argument \"\(name)\""
+            switch name {
+            case "--help", "-h": help = true; continue
+            case "--version": version = true; continue
+            case "--send": send = true; continue
+            case "--visitors", "--environment", "--sdk-key", "--sdk-key-secret", "--endpoint": break
+            default:
+                problem = name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument \"\(name)\""
+                return
+            }
+            guard !rest.isEmpty else {
+                problem = "\(name) needs a value"
                 return
             }
             let value = rest.removeFirst()
@@ -27,11 +63,20 @@ struct QuickstartOptions {
                 visitors = n
             case "--environment": environment = value
             case "--sdk-key": sdkKey = value
-            default:
-                problem = "unknown option \(name)"
-                return
+            case "--sdk-key-secret": sdkKeySecret = value
+            default: endpoint = value
             }
         }
+        guard sdkKey != nil else {
+            // Offline, these options would silently do nothing.
+            for (given, option) in [(send, "--send"), (sdkKeySecret != nil, "--sdk-key-secret"), (endpoint != nil, "--endpoint")]
+            where given {
+                problem = "\(option) needs --sdk-key (without a key the bundled config runs offline)"
+                return
+            }
+            return
+        }
+        if sdkKeySecret == nil, let secret = variables[Self.secretVariable], !secret.isEmpty { sdkKeySecret = secret }
     }
 }
 
@@ -88,7 +133,8 @@ struct Report {
         conversions[name, default: 0] += 1
     }
 
-    func render(visitors: Int, environment: String, counters: TrackingCounters, batches: Int, file: String?) -> String {
+    /// The report of decisions and conversions; the caller adds what happened to tracking.
+    func render(visitors: Int, environment: String) -> String {
         var out = ["ConvertSwiftSDK quickstart — project \(config.project.name ?? config.project.id) "
                    + "(account \(config.accountId)), environment \(environment), \(visitors) visitors", "", "Experiences"]
         for experience in config.experiences {
@@ -113,9 +159,6 @@ struct Report {
         }
         out.append("")
         out.append("Conversions: " + conversions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-        out.append("Tracking: enqueued \(counters.enqueued), sent \(counters.sent) in \(batches) batches, "
-                   + "retried \(counters.retried), dropped \(counters.dropped), pending \(counters.pending)")
-        if let file { out.append("Batches written to \(file)") }
         return out.joined(separator: "\n")
     }
 

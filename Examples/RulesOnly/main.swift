@@ -20,9 +20,34 @@ let samples = [
     #"{"age": 40}"#,
 ]
 
+let usage = """
+usage: rules-only [RULE_JSON DATA_JSON]
+       rules-only --help | --version
+
+Evaluates a Convert rule tree against visitor data with the rule engine alone and prints
+whether it matched and which leaf decided. Without arguments, a sample rule against a few
+sample visitors.
+"""
+// The SDK's version (ConvertAgent.version), written out because this example depends on
+// ConvertRules alone; the CLI tests hold the two equal.
+let version = "1.0.0"
+
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments == ["--help"] || arguments == ["-h"] {
+    print(usage)
+    exit(0)
+}
+if arguments == ["--version"] {
+    print("rules-only \(version)")
+    exit(0)
+}
+// JSON never starts with "--", so such an argument can only be a mistyped option.
+if let option = arguments.first(where: { $0.hasPrefix("--") }) {
+    FileHandle.standardError.write(Data("rules-only: unknown option \(option)\n\(usage)\n".utf8))
+    exit(2)
+}
 guard arguments.isEmpty || arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: rules-only [RULE_JSON DATA_JSON]\n".utf8))
+    FileHandle.standardError.write(Data("rules-only: give both RULE_JSON and DATA_JSON, or neither\n\(usage)\n".utf8))
     exit(2)
 }
 

@@ -6,6 +6,12 @@ struct UsageError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// A failure while running (unreadable input, a failed fetch); the command exits with status 1.
+struct RuntimeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// `--name value` options and `--flag` switches, nothing positional.
 struct Arguments {
     private var values: [String: String] = [:]
@@ -40,6 +46,15 @@ struct Arguments {
     }
 
     func flag(_ name: String) -> Bool { switches.contains(name) }
+
+    /// One of `allowed`, or `fallback` when the option is absent.
+    func choice(_ name: String, of allowed: [String], default fallback: String) throws -> String {
+        guard let text = values[name] else { return fallback }
+        guard allowed.contains(text) else {
+            throw UsageError("--\(name) must be one of \(allowed.joined(separator: ", ")), got \"\(text)\"")
+        }
+        return text
+    }
 
     func integer(_ name: String, default fallback: Int) throws -> Int {
         guard let text = values[name] else { return fallback }

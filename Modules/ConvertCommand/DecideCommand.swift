@@ -4,54 +4,86 @@ import Foundation
 /// `convert decide`: every experience and feature for each visitor of a JSON-lines input.
 enum DecideCommand {
     static let help = """
-    usage: convert decide --config FILE [--visitors FILE|-] [--environment ENV]
+    usage: convert decide --config FILE [--input FILE|-] [--environment ENV] [--format json|table]
 
     Decides every experience and feature of the config for each visitor, offline (no network,
     no tracking). The config may be the raw CDN body or {"environment": ..., "data": {...}}.
 
-    Input (--visitors, standard input by default): one JSON object per line,
+    Input (--input, standard input by default or with -): one JSON object per line,
       {"visitorId": "...", "attributes": {...}, "locationProperties": {...}}
-    Output: one JSON object per visitor,
+    Lines are read as they arrive and each is answered at once, so decide can sit behind a pipe.
+
+    --format json (the default): one JSON object per visitor, written as soon as it is decided,
       {"visitorId": "...", "experiences": {"<key>": "<variationKey>" | null, ...},
        "features": {"<key>": {"status": "enabled" | "disabled", "variables": {...}}, ...}}
+    --format table: aligned columns for reading, the visitor then one column per experience
+      key with the variation key or -; printed when the input ends, since the columns are
+      sized to fit every row.
+
     A malformed line is reported on standard error with its number; the others are still
-    decided, and the exit status is 1.
+    decided, and the exit status is 1. --visitors FILE is a deprecated name of --input.
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let args = try Arguments(arguments, options: ["config", "visitors", "environment"], flags: [])
+        let args = try Arguments(arguments, options: ["config", "input", "visitors", "environment", "format"], flags: [])
+        let table = try args.choice("format", of: ["json", "table"], default: "json") == "table"
+        var inputPath = args.value("input") ?? "-", inputOption = "input"
+        if let legacy = args.value("visitors") {
+            guard args.value("input") == nil else { throw UsageError("give --input only (--visitors is its deprecated name)") }
+            Output.warning("decide --visitors FILE is deprecated; use --input FILE")
+            inputPath = legacy
+            inputOption = "visitors"
+        }
+        // The config first: a bad config fails before anything is read from the input.
         let sdk = try await Input.offlineSDK(configPath: try args.required("config"), environment: args.value("environment"))
-        let input = try Input.read(args.value("visitors") ?? "-", for: "visitors")
+        var input = try Input.lines(inputPath, for: inputOption)
+        let experienceKeys = sdk.config?.experiences.map(\.key) ?? []
+        var rows: [[String]] = []
         var failed = false
         var lineNumber = 0
-        for rawLine in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        while let line = try input.next() {
             lineNumber += 1
-            let line = rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             do {
                 let visitor = try VisitorLine(Array(line))
-                print(Output.line(await decide(visitor, sdk)))
+                let decision = decide(visitor, sdk, experienceKeys: experienceKeys)
+                if table {
+                    rows.append([visitor.visitorId] + experienceKeys.map { decision["experiences"]?[$0]?.stringValue ?? "-" })
+                } else {
+                    Output.write(Output.line(decision))
+                }
             } catch let error as UsageError {
                 failed = true
                 Output.error("line \(lineNumber): \(error.description)")
             }
         }
+        if table { Output.write(Self.table(header: ["visitor"] + experienceKeys, rows: rows)) }
         return failed ? 1 : 0
     }
 
-    static func decide(_ visitor: VisitorLine, _ sdk: ConvertSwiftSDK) async -> JSONValue {
+    static func decide(_ visitor: VisitorLine, _ sdk: ConvertSwiftSDK, experienceKeys: [String]) -> JSONValue {
         let context = sdk.createContext(visitorId: visitor.visitorId, attributes: visitor.attributes)
         context.setLocationProperties(visitor.locationProperties)
         var experiences: [String: JSONValue] = [:]
-        for experience in sdk.config?.experiences ?? [] {
-            let variation = await context.runExperience(experience.key)
-            experiences[experience.key] = variation.map { .string($0.key ?? $0.id) } ?? .null
+        for key in experienceKeys {
+            experiences[key] = context.variation(forExperience: key).map { .string($0.key ?? $0.id) } ?? .null
         }
         var features: [String: JSONValue] = [:]
-        for feature in await context.runFeatures() {
+        for feature in context.features() {
             features[feature.key] = ["status": .string(feature.status.rawValue), "variables": .object(feature.variables)]
         }
         return ["visitorId": .string(visitor.visitorId), "experiences": .object(experiences), "features": .object(features)]
+    }
+
+    /// Columns padded to their widest cell, two spaces apart, no trailing spaces.
+    static func table(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
     }
 }
 

@@ -6,18 +6,20 @@ import Foundation
 enum ExplainCommand {
     static let help = """
     usage: convert explain --config FILE --visitor ID [--attributes JSON] [--location JSON]
-                           (--experience KEY | --feature KEY) [--environment ENV] [--json]
+                           (--experience KEY | --feature KEY) [--environment ENV] [--format text|json]
 
     Shows how the experience (or every experience carrying the feature) is decided for the
     visitor: filters, stored decision, each location and audience with the rule that decided
     it, segments, the bucket value and the arm ranges. Offline; nothing is stored or tracked.
-    --json prints one JSON object instead.
+    --format json (or --json) prints one JSON object instead.
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments,
-                                 options: ["config", "visitor", "attributes", "location", "experience", "feature", "environment"],
+                                 options: ["config", "visitor", "attributes", "location", "experience", "feature", "environment",
+                                           "format"],
                                  flags: ["json"])
+        let json = try args.choice("format", of: ["text", "json"], default: args.flag("json") ? "json" : "text") == "json"
         let configPath = try args.required("config")
         let visitor = try args.required("visitor")
         let attributes = try Input.object(args.value("attributes"), for: "attributes")
@@ -42,7 +44,7 @@ enum ExplainCommand {
             feature = await context.runFeature(featureKey, enableTracking: false)
         }
         let renderer = TraceRenderer(config: config)
-        if args.flag("json") {
+        if json {
             var object: [String: JSONValue] = ["visitorId": .string(visitor), "decisions": .array(traces.map(renderer.json))]
             if let feature {
                 object["feature"] = ["key": .string(feature.key), "status": .string(feature.status.rawValue),

@@ -7,24 +7,36 @@ import Foundation
 /// `convert fetch`: prints the live config.
 enum FetchCommand {
     static let help = """
-    usage: convert fetch --sdk-key KEY [--environment ENV] [--endpoint URL] [--secret SECRET]
+    usage: convert fetch --sdk-key KEY [--sdk-key-secret SECRET] [--environment ENV] [--endpoint URL]
 
     Fetches the project's config from Convert's CDN and prints the body as served.
+
+    The secret is sent as "Authorization: Bearer ..." and never printed. Without
+    --sdk-key-secret it is read from the environment variable \(Input.secretVariable) (the
+    flag wins), which keeps it out of the shell history and the process list. --secret is a
+    deprecated name of --sdk-key-secret. --endpoint replaces the config API's base URL
+    (default \(ConvertConfiguration.defaultConfigEndpoint)).
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let args = try Arguments(arguments, options: ["sdk-key", "environment", "endpoint", "secret"], flags: [])
+        let args = try Arguments(arguments, options: ["sdk-key", "sdk-key-secret", "secret", "environment", "endpoint"], flags: [])
         let key = try args.required("sdk-key")
         guard !key.trimmingCharacters(in: .whitespaces).isEmpty else { throw UsageError("--sdk-key is empty") }
+        var secretFlag = args.value("sdk-key-secret")
+        if let legacy = args.value("secret") {
+            guard secretFlag == nil else { throw UsageError("give --sdk-key-secret only (--secret is its deprecated name)") }
+            Output.warning("fetch --secret is deprecated; use --sdk-key-secret or \(Input.secretVariable)")
+            secretFlag = legacy
+        }
         let endpoint = args.value("endpoint") ?? ConvertConfiguration.defaultConfigEndpoint
         let source = RemoteConfigSource(
-            settings: .init(sdkKey: key, sdkKeySecret: args.value("secret"), environment: args.value("environment"),
+            settings: .init(sdkKey: key, sdkKeySecret: Input.secret(secretFlag), environment: args.value("environment"),
                             endpoint: endpoint, policy: EndpointPolicy(allowsInsecureHTTP: endpoint.hasPrefix("http://127.0.0.1"))),
             transport: URLSessionTransport(), cache: nil)
         switch await source.fetch(etag: nil) {
         case .fresh(let body, _):
             FileHandle.standardOutput.write(body)
-            if body.last != UInt8(ascii: "\n") { print() }
+            if body.last != UInt8(ascii: "\n") { Output.write("") }
             return 0
         case .notModified:
             Output.error("the server answered 304 to an unconditional request")

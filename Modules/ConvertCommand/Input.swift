@@ -11,6 +11,23 @@ enum Input {
         return data
     }
 
+    /// The lines of a file, or of standard input for `-`, read as they arrive.
+    static func lines(_ path: String, for option: String) throws -> LineReader {
+        if path == "-" { return LineReader(FileHandle.standardInput) }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError("--\(option): cannot read \(path)") }
+        return LineReader(handle)
+    }
+
+    /// The SDK key secret: the `--sdk-key-secret` flag's value, else `CONVERT_SDK_KEY_SECRET`
+    /// from the environment (an empty value counts as absent). Never printed.
+    static func secret(_ flag: String?) -> String? {
+        if let flag { return flag }
+        guard let value = ProcessInfo.processInfo.environment[secretVariable], !value.isEmpty else { return nil }
+        return value
+    }
+
+    static let secretVariable = "CONVERT_SDK_KEY_SECRET"
+
     /// A JSON object given on the command line, as rule data.
     static func object(_ text: String?, for option: String) throws -> [String: JSONValue] {
         guard let text else { return [:] }
@@ -48,7 +65,79 @@ enum Output {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Writes `text` and a newline to standard output at once, unbuffered: a reader of a pipe
+    /// sees each line as soon as it is written, not when a buffer fills.
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
     static func error(_ message: String) {
         FileHandle.standardError.write(Data("convert: \(message)\n".utf8))
+    }
+
+    static func warning(_ message: String) {
+        error("warning: \(message)")
+    }
+}
+
+/// Splits a file's bytes into lines as they arrive (a pipe delivers them as the writer writes),
+/// so a line can be answered before the next one is written. Lines exclude their `\n` and a
+/// `\r` before it; a last line without `\n` is still a line.
+struct LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    /// Where the next line starts, and how far a newline has been looked for.
+    private var start = 0
+    private var scanned = 0
+    private var finished = false
+
+    init(_ handle: FileHandle) {
+        self.handle = handle
+    }
+
+    /// The next line, or `nil` at the end of input; blocks until a whole line (or the end) arrives.
+    mutating func next() throws -> ArraySlice<UInt8>? {
+        while true {
+            if let newline = buffer[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+                var line = buffer[start..<newline]
+                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                start = newline + 1
+                scanned = start
+                return line
+            }
+            scanned = buffer.count
+            if finished {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                return buffer[start...]
+            }
+            if start > 0 {
+                buffer.removeFirst(start)
+                scanned -= start
+                start = 0
+            }
+            try fill()
+        }
+    }
+
+    /// Appends what one `read(2)` returns: whatever has arrived, at most 64 KiB.
+    private mutating func fill() throws {
+        let capacity = 65_536
+        let before = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: capacity))
+        let descriptor = handle.fileDescriptor
+        while true {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                read(descriptor, raw.baseAddress! + before, capacity)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else {
+                buffer.removeLast(capacity)
+                throw RuntimeError("cannot read the input: \(String(cString: strerror(errno)))")
+            }
+            buffer.removeLast(capacity - count)
+            if count == 0 { finished = true }
+            return
+        }
     }
 }

@@ -5,16 +5,17 @@ import Foundation
 /// `convert simulate`: how many visitors change variation when a config changes.
 enum SimulateCommand {
     static let help = """
-    usage: convert simulate --config OLD --after NEW [--visitors N] [--json]
+    usage: convert simulate --config OLD --after NEW [--visitors N] [--format text|json]
 
     For every experience in both configs (matched by key), buckets N synthetic visitors
     (default 10000) under each and reports the share whose variation changes — the allocation
     flip of packed bucketing, visible before it ships. Targeting is not applied: this is the
-    bucketing itself.
+    bucketing itself. --format json (or --json) prints one JSON object instead.
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let args = try Arguments(arguments, options: ["config", "after", "visitors"], flags: ["json"])
+        let args = try Arguments(arguments, options: ["config", "after", "visitors", "format"], flags: ["json"])
+        let json = try args.choice("format", of: ["text", "json"], default: args.flag("json") ? "json" : "text") == "json"
         let old = try load(try args.required("config"), option: "config")
         let new = try load(try args.required("after"), option: "after")
         let visitors = try args.integer("visitors", default: 10_000)
@@ -35,13 +36,13 @@ enum SimulateCommand {
                          "layoutAfter": .string(after.bucketTable.layout.rawValue), "visitors": .number(Double(visitors)),
                          "changed": .number(Double(changed)), "changedShare": .number(share),
                          "bucketedBefore": .number(Double(bucketedBefore)), "bucketedAfter": .number(Double(bucketedAfter))])
-            if !args.flag("json") {
+            if !json {
                 print("\(before.key): \(changed) of \(visitors) visitors change variation (\(String(format: "%.2f", share * 100))%), "
                       + "bucketed \(bucketedBefore) -> \(bucketedAfter), layout \(before.bucketTable.layout.rawValue)"
                       + (before.bucketTable.layout == after.bucketTable.layout ? "" : " -> \(after.bucketTable.layout.rawValue)"))
             }
         }
-        if args.flag("json") { print(Output.line(["experiences": .array(rows)])) }
+        if json { print(Output.line(["experiences": .array(rows)])) }
         return 0
     }
 

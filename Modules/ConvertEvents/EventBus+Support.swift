@@ -2,12 +2,10 @@ import ConvertSupport
 import Foundation
 
 /// Cancels exactly one subscription. Cancelling twice is harmless.
-public final class SubscriptionToken: @unchecked Sendable, Hashable {
-    // `cancelled` is guarded by `lock`.
-    private let lock = NSLock()
+public final class SubscriptionToken: Sendable, Hashable {
     private let state: CancellationState
     private let remove: @Sendable () -> Void
-    private var cancelled = false
+    private let cancelled = Locked(false)
 
     init(state: CancellationState, remove: @escaping @Sendable () -> Void) {
         self.state = state
@@ -19,7 +17,7 @@ public final class SubscriptionToken: @unchecked Sendable, Hashable {
 
     /// Stops delivery at once, even to a publish already under way, and removes the subscription.
     public func cancel() {
-        let first = lock.withLock {
+        let first = cancelled.withValue { cancelled in
             defer { cancelled = true }
             return !cancelled
         }
@@ -101,7 +99,8 @@ struct MainActorHandler<Owner, Event>: @unchecked Sendable {
     init(_ call: @escaping @MainActor (Owner, Event) -> Void) { self.call = call }
 }
 
-struct SubscriptionEntry {
+struct SubscriptionEntry: @unchecked Sendable {
+    // `receive` is not `@Sendable`: the bus calls subscribers on the publishing thread by design.
     let id: UUID
     let owner: WeakBox
     let state: CancellationState

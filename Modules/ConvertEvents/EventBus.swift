@@ -1,3 +1,4 @@
+import ConvertSupport
 import Foundation
 
 /// Marks a type as an event that can travel through an ``EventBus``.
@@ -21,10 +22,9 @@ public protocol EventBusEvent: Sendable {}
 /// bus.subscribe(owner: self, to: UserDidLogin.self) { owner, event in owner.reload(event.userID) }
 /// bus.publish(UserDidLogin(userID: "42"))
 /// ```
-public final class EventBus: @unchecked Sendable {
-    // Every mutable field is guarded by `lock`; handlers run outside it.
-    private let lock = NSLock()
-    private var subscriptionsByEvent: [ObjectIdentifier: [SubscriptionEntry]] = [:]
+public final class EventBus: Sendable {
+    // Handlers run outside the lock.
+    private let subscriptionsByEvent = Locked<[ObjectIdentifier: [SubscriptionEntry]]>([:])
 
     /// A process-wide bus for apps that want one; inject your own instance in tests.
     public static let `default` = EventBus()
@@ -34,10 +34,10 @@ public final class EventBus: @unchecked Sendable {
     /// Delivers `event` to every live subscription of its type.
     public func publish<Event: EventBusEvent>(_ event: Event) {
         let key = ObjectIdentifier(Event.self)
-        let receivers: [(Any) -> Void] = lock.withLock {
-            guard let bucket = subscriptionsByEvent[key] else { return [] }
+        let receivers: [(Any) -> Void] = subscriptionsByEvent.withValue { subscriptions in
+            guard let bucket = subscriptions[key] else { return [] }
             let live = bucket.filter(\.isLive)
-            subscriptionsByEvent[key] = live.isEmpty ? nil : live
+            subscriptions[key] = live.isEmpty ? nil : live
             return live.map(\.receive)
         }
         for receive in receivers { receive(event) }
@@ -120,16 +120,16 @@ public final class EventBus: @unchecked Sendable {
     /// Cancels every subscription of `owner` to `eventType`.
     public func unsubscribe<Owner: AnyObject, Event: EventBusEvent>(owner: Owner, from eventType: Event.Type = Event.self) {
         let key = ObjectIdentifier(Event.self)
-        lock.withLock {
-            subscriptionsByEvent[key] = Self.removing(owner, from: subscriptionsByEvent[key])
+        subscriptionsByEvent.withValue { subscriptions in
+            subscriptions[key] = Self.removing(owner, from: subscriptions[key])
         }
     }
 
     /// Cancels every subscription of `owner`, whatever its event type.
     public func unsubscribeAll(for owner: AnyObject) {
-        lock.withLock {
-            for key in Array(subscriptionsByEvent.keys) {
-                subscriptionsByEvent[key] = Self.removing(owner, from: subscriptionsByEvent[key])
+        subscriptionsByEvent.withValue { subscriptions in
+            for key in Array(subscriptions.keys) {
+                subscriptions[key] = Self.removing(owner, from: subscriptions[key])
             }
         }
     }
@@ -137,9 +137,9 @@ public final class EventBus: @unchecked Sendable {
     /// The number of live subscriptions to `eventType` (dead ones are cleaned up first).
     public func subscriberCount<Event: EventBusEvent>(for eventType: Event.Type) -> Int {
         let key = ObjectIdentifier(Event.self)
-        return lock.withLock {
-            let live = (subscriptionsByEvent[key] ?? []).filter(\.isLive)
-            subscriptionsByEvent[key] = live.isEmpty ? nil : live
+        return subscriptionsByEvent.withValue { subscriptions in
+            let live = (subscriptions[key] ?? []).filter(\.isLive)
+            subscriptions[key] = live.isEmpty ? nil : live
             return live.count
         }
     }
@@ -161,17 +161,16 @@ public final class EventBus: @unchecked Sendable {
                                                receive: @escaping (Any) -> Void) -> SubscriptionToken {
         let key = ObjectIdentifier(Event.self)
         let entry = SubscriptionEntry(id: UUID(), owner: owner, state: state, receive: receive)
-        lock.withLock {
-            var bucket = (subscriptionsByEvent[key] ?? []).filter(\.isLive)
+        subscriptionsByEvent.withValue { subscriptions in
+            var bucket = (subscriptions[key] ?? []).filter(\.isLive)
             bucket.append(entry)
-            subscriptionsByEvent[key] = bucket
+            subscriptions[key] = bucket
         }
         let id = entry.id
         return SubscriptionToken(state: state) { [weak self] in
-            guard let self else { return }
-            self.lock.withLock {
-                let kept = (self.subscriptionsByEvent[key] ?? []).filter { $0.id != id }
-                self.subscriptionsByEvent[key] = kept.isEmpty ? nil : kept
+            self?.subscriptionsByEvent.withValue { subscriptions in
+                let kept = (subscriptions[key] ?? []).filter { $0.id != id }
+                subscriptions[key] = kept.isEmpty ? nil : kept
             }
         }
     }

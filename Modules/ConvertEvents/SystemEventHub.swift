@@ -1,3 +1,4 @@
+import ConvertSupport
 import Dispatch
 import Foundation
 
@@ -20,12 +21,15 @@ public enum EventDelivery: Sendable {
 ///
 /// Callbacks never run on the firing thread, so a slow or misbehaving subscriber cannot stall a
 /// decision or another subscriber; each subscription receives its events in firing order.
-public final class SystemEventHub: @unchecked Sendable {
-    // `listeners` and `counts` are guarded by `lock`.
-    private let lock = NSLock()
+public final class SystemEventHub: Sendable {
+    private struct State {
+        var listeners: [EventListenerToken: Listener] = [:]
+        /// Active listeners per event, by `SystemEvent.index`.
+        var counts = [Int](repeating: 0, count: SystemEvent.allCases.count)
+    }
+
     private let bus: EventBus
-    private var listeners: [EventListenerToken: Listener] = [:]
-    private var counts = [Int](repeating: 0, count: SystemEvent.allCases.count)
+    private let state = Locked(State())
 
     /// Creates a hub on its own bus, or on `bus` to share one with the app.
     public init(bus: EventBus = EventBus()) {
@@ -38,32 +42,33 @@ public final class SystemEventHub: @unchecked Sendable {
                    callback: @escaping @Sendable (EventPayloadValue) -> Void) -> EventListenerToken {
         let token = EventListenerToken(id: UUID())
         let listener = Listener(event: event, delivery: delivery, callback: callback)
-        lock.withLock {
-            listeners[token] = listener
-            counts[event.index] += 1
+        state.withValue { state in
+            state.listeners[token] = listener
+            state.counts[event.index] += 1
         }
-        listener.subscription = bus.subscribe(owner: listener, to: SystemEventEnvelope.self) { (owner: Listener, envelope: SystemEventEnvelope) in
+        let subscription = bus.subscribe(owner: listener, to: SystemEventEnvelope.self) { (owner: Listener, envelope: SystemEventEnvelope) in
             owner.deliver(envelope.payload)
         }
+        listener.subscribed(subscription)
         return token
     }
 
     /// Cancels the subscription `token` names; unknown or already cancelled tokens are ignored.
     public func off(_ token: EventListenerToken) {
-        let listener: Listener? = lock.withLock {
-            guard let listener = listeners.removeValue(forKey: token) else { return nil }
-            counts[listener.event.index] -= 1
+        let listener: Listener? = state.withValue { state in
+            guard let listener = state.listeners.removeValue(forKey: token) else { return nil }
+            state.counts[listener.event.index] -= 1
             return listener
         }
         listener?.cancel()
     }
 
     /// The number of active subscriptions.
-    public var listenerCount: Int { lock.withLock { listeners.count } }
+    public var listenerCount: Int { state.withValue { $0.listeners.count } }
 
     /// Whether anyone listens to `event`.
     public func hasListeners(_ event: SystemEvent) -> Bool {
-        lock.withLock { counts[event.index] > 0 }
+        state.withValue { $0.counts[event.index] > 0 }
     }
 
     /// Announces `event`; the payload is built only when someone listens. Only the SDK's
@@ -97,16 +102,18 @@ extension SystemEvent {
     }
 }
 
-private final class Listener: @unchecked Sendable {
-    // `subscription` is set once right after creation, before any event can reach this listener
-    // through the hub; `cancelled` is guarded by `lock`.
+private final class Listener: Sendable {
+    private struct State {
+        /// Set once right after creation, before the hub hands out the listener's token.
+        var subscription: SubscriptionToken?
+        var cancelled = false
+    }
+
     let event: SystemEvent
     let delivery: EventDelivery
     let callback: @Sendable (EventPayloadValue) -> Void
     let queue = DispatchQueue(label: "convert.system-event")
-    var subscription: SubscriptionToken?
-    private let lock = NSLock()
-    private var cancelled = false
+    private let state = Locked(State())
 
     init(event: SystemEvent, delivery: EventDelivery, callback: @escaping @Sendable (EventPayloadValue) -> Void) {
         self.event = event
@@ -114,10 +121,17 @@ private final class Listener: @unchecked Sendable {
         self.callback = callback
     }
 
-    var isCancelled: Bool { lock.withLock { cancelled } }
+    var isCancelled: Bool { state.withValue { $0.cancelled } }
+
+    func subscribed(_ subscription: SubscriptionToken) {
+        state.withValue { $0.subscription = subscription }
+    }
 
     func cancel() {
-        lock.withLock { cancelled = true }
+        let subscription = state.withValue { state in
+            state.cancelled = true
+            return state.subscription
+        }
         subscription?.cancel()
     }
 

@@ -3,22 +3,32 @@ import ConvertSupport
 import Foundation
 
 /// The queue's pending events and counters, behind one lock so `enqueue` never waits for the actor.
-final class PendingBuffer: @unchecked Sendable {
+final class PendingBuffer: Sendable {
     enum AppendResult { case queued, first, wakeNow, dropped }
 
-    // Every field is guarded by `lock`.
-    private let lock = NSLock()
-    private var entries: [TrackingQueue.Entry] = []
-    private var head = 0
-    /// Entries taken out for delivery and not settled yet.
-    private var inFlight = 0
-    /// When the oldest waiting entry came, on `clock`.
-    private var firstAt: Duration?
-    private var stats = TrackingCounters()
-    private var open = true
-    /// The ordinal the next entry gets; ordinals order every entry the queue ever held.
-    private var nextOrdinal: UInt64 = 0
-    private var drops = RateLimitedCount(interval: .seconds(10))
+    private struct State {
+        var entries: [TrackingQueue.Entry] = []
+        var head = 0
+        /// Entries taken out for delivery and not settled yet.
+        var inFlight = 0
+        /// When the oldest waiting entry came, on `clock`.
+        var firstAt: Duration?
+        var stats = TrackingCounters()
+        var open = true
+        /// The ordinal the next entry gets; ordinals order every entry the queue ever held.
+        var nextOrdinal: UInt64 = 0
+        var drops = RateLimitedCount(interval: .seconds(10))
+
+        /// Drops consumed slots once they dominate the array.
+        mutating func compactIfNeeded() {
+            if head > 1024 && head * 2 > entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
+    private let state = Locked(State())
     let capacity: Int
     private let clock: any SleepClock
 
@@ -27,62 +37,62 @@ final class PendingBuffer: @unchecked Sendable {
         self.clock = clock
     }
 
-    var count: Int { lock.withLock { entries.count - head } }
+    var count: Int { state.withValue { $0.entries.count - $0.head } }
 
     /// Whether an event would be taken now (open and below capacity).
-    var hasRoom: Bool { lock.withLock { open && entries.count - head + inFlight < capacity } }
+    var hasRoom: Bool { state.withValue { $0.open && $0.entries.count - $0.head + $0.inFlight < capacity } }
 
-    var firstPendingAt: Duration? { lock.withLock { entries.count > head ? firstAt : nil } }
+    var firstPendingAt: Duration? { state.withValue { $0.entries.count > $0.head ? $0.firstAt : nil } }
 
     /// The ordinal of the oldest event waiting in the buffer (not in flight).
-    var oldestWaitingOrdinal: UInt64? { lock.withLock { entries.count > head ? entries[head].ordinal : nil } }
+    var oldestWaitingOrdinal: UInt64? { state.withValue { $0.entries.count > $0.head ? $0.entries[$0.head].ordinal : nil } }
 
     /// The ordinal of the newest event ever taken, `nil` before the first.
-    var newestOrdinal: UInt64? { lock.withLock { nextOrdinal == 0 ? nil : nextOrdinal - 1 } }
+    var newestOrdinal: UInt64? { state.withValue { $0.nextOrdinal == 0 ? nil : $0.nextOrdinal - 1 } }
 
     var counters: TrackingCounters {
-        lock.withLock {
-            var c = stats
-            c.pending = entries.count - head + inFlight
+        state.withValue { state in
+            var c = state.stats
+            c.pending = state.entries.count - state.head + state.inFlight
             return c
         }
     }
 
     /// Refuses every later event.
-    func close() { lock.withLock { open = false } }
+    func close() { state.withValue { $0.open = false } }
 
-    var isOpen: Bool { lock.withLock { open } }
+    var isOpen: Bool { state.withValue { $0.open } }
 
     func recover(_ recovered: [(sequence: UInt64, event: TrackingEvent)]) {
-        lock.withLock {
+        state.withValue { state in
             let entriesRecovered = recovered.map { record -> TrackingQueue.Entry in
-                defer { nextOrdinal += 1 }
-                return TrackingQueue.Entry(sequence: record.sequence, ordinal: nextOrdinal, event: record.event)
+                defer { state.nextOrdinal += 1 }
+                return TrackingQueue.Entry(sequence: record.sequence, ordinal: state.nextOrdinal, event: record.event)
             }
-            entries.insert(contentsOf: entriesRecovered, at: head)
-            stats.enqueued += recovered.count
-            if firstAt == nil && !recovered.isEmpty { firstAt = clock.elapsed }
+            state.entries.insert(contentsOf: entriesRecovered, at: state.head)
+            state.stats.enqueued += recovered.count
+            if state.firstAt == nil && !recovered.isEmpty { state.firstAt = clock.elapsed }
         }
     }
 
     /// Counts a refused event; returns how many to report now (`nil`: stay quiet, rate-limited).
     func countDrop() -> Int? {
-        lock.withLock {
-            stats.enqueued += 1
-            stats.dropped += 1
-            return drops.note(now: clock.elapsed)
+        state.withValue { state in
+            state.stats.enqueued += 1
+            state.stats.dropped += 1
+            return state.drops.note(now: clock.elapsed)
         }
     }
 
     func append(sequence: UInt64?, event: TrackingEvent, batchSize: Int) -> AppendResult {
-        lock.withLock {
-            let pending = entries.count - head
-            guard open, pending + inFlight < capacity else { return .dropped }
-            entries.append(TrackingQueue.Entry(sequence: sequence, ordinal: nextOrdinal, event: event))
-            nextOrdinal += 1
-            stats.enqueued += 1
+        state.withValue { state in
+            let pending = state.entries.count - state.head
+            guard state.open, pending + state.inFlight < capacity else { return .dropped }
+            state.entries.append(TrackingQueue.Entry(sequence: sequence, ordinal: state.nextOrdinal, event: event))
+            state.nextOrdinal += 1
+            state.stats.enqueued += 1
             if pending == 0 {
-                firstAt = clock.elapsed
+                state.firstAt = clock.elapsed
                 return batchSize <= 1 ? .wakeNow : .first
             }
             return pending + 1 == batchSize ? .wakeNow : .queued
@@ -91,44 +101,37 @@ final class PendingBuffer: @unchecked Sendable {
 
     /// Takes up to `maximum` events of one project from the front; they count as in flight until settled.
     func takeBatch(maximum: Int) -> [TrackingQueue.Entry] {
-        lock.withLock {
-            guard head < entries.count else { return [] }
-            let project = (entries[head].event.accountId, entries[head].event.projectId)
+        state.withValue { state in
+            let head = state.head
+            guard head < state.entries.count else { return [] }
+            let project = (state.entries[head].event.accountId, state.entries[head].event.projectId)
             var end = head
-            while end < entries.count, end - head < maximum,
-                  (entries[end].event.accountId, entries[end].event.projectId) == project {
+            while end < state.entries.count, end - head < maximum,
+                  (state.entries[end].event.accountId, state.entries[end].event.projectId) == project {
                 end += 1
             }
-            let batch = Array(entries[head..<end])
-            head = end
-            inFlight += batch.count
-            compactIfNeeded()
+            let batch = Array(state.entries[head..<end])
+            state.head = end
+            state.inFlight += batch.count
+            state.compactIfNeeded()
             return batch
         }
     }
 
     func countFailure(retrying count: Int) {
-        lock.withLock {
-            stats.retried += count
-            stats.failedRequests += 1
+        state.withValue { state in
+            state.stats.retried += count
+            state.stats.failedRequests += 1
         }
     }
 
     /// Settles in-flight events: acknowledged, refused by the server, or impossible to send.
     func settle(sent: Int = 0, rejected: Int = 0, dropped: Int = 0) {
-        lock.withLock {
-            inFlight -= sent + rejected + dropped
-            stats.sent += sent
-            stats.rejected += rejected
-            stats.dropped += dropped
-        }
-    }
-
-    /// Called under `lock`: drops consumed slots once they dominate the array.
-    private func compactIfNeeded() {
-        if head > 1024 && head * 2 > entries.count {
-            entries.removeFirst(head)
-            head = 0
+        state.withValue { state in
+            state.inFlight -= sent + rejected + dropped
+            state.stats.sent += sent
+            state.stats.rejected += rejected
+            state.stats.dropped += dropped
         }
     }
 }

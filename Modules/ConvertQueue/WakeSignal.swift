@@ -3,29 +3,31 @@ import Foundation
 
 /// Wakes one waiting task, or lets it wake itself at a deadline of `clock`. A signal sent while
 /// nobody waits is remembered, so it is never lost.
-final class WakeSignal: @unchecked Sendable {
-    // `pending`, `waiter`, `timer` and `generation` are guarded by `lock`.
-    private let lock = NSLock()
-    private var pending = false
-    private var waiter: CheckedContinuation<Void, Never>?
-    /// Ends the wait at its deadline; cancelled when a signal comes first, so no sleep outlives its wait.
-    private var timer: Task<Void, Never>?
-    private var generation: UInt64 = 0
+final class WakeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// Ends the wait at its deadline; cancelled when a signal comes first, so no sleep outlives its wait.
+        var timer: Task<Void, Never>?
+        var generation: UInt64 = 0
+    }
+
+    private let state = Locked(State())
     private let clock: any SleepClock
 
     init(clock: any SleepClock) { self.clock = clock }
 
     func signal() {
-        let (toResume, timer): (CheckedContinuation<Void, Never>?, Task<Void, Never>?) = lock.withLock {
-            guard let waiter else {
-                pending = true
+        let (toResume, timer): (CheckedContinuation<Void, Never>?, Task<Void, Never>?) = state.withValue { state in
+            guard let waiter = state.waiter else {
+                state.pending = true
                 return (nil, nil)
             }
             defer {
-                self.waiter = nil
-                self.timer = nil
+                state.waiter = nil
+                state.timer = nil
             }
-            return (waiter, self.timer)
+            return (waiter, state.timer)
         }
         timer?.cancel()
         toResume?.resume()
@@ -39,17 +41,17 @@ final class WakeSignal: @unchecked Sendable {
     /// Waits for a signal, or until the clock reaches `deadline` when given.
     func wait(until deadline: Duration?) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = lock.withLock {
-                if pending {
-                    pending = false
+            let resumeNow: Bool = state.withValue { state in
+                if state.pending {
+                    state.pending = false
                     return true
                 }
-                generation += 1
-                waiter = continuation
+                state.generation += 1
+                state.waiter = continuation
                 if let deadline {
-                    let id = generation
+                    let id = state.generation
                     let clock = clock
-                    timer = Task { [weak self] in
+                    state.timer = Task { [weak self] in
                         guard (try? await clock.sleep(until: deadline)) != nil else { return }
                         self?.expire(id)
                     }
@@ -61,10 +63,10 @@ final class WakeSignal: @unchecked Sendable {
     }
 
     private func expire(_ id: UInt64) {
-        let toResume: CheckedContinuation<Void, Never>? = lock.withLock {
-            guard generation == id, let waiter else { return nil }
-            self.waiter = nil
-            timer = nil
+        let toResume: CheckedContinuation<Void, Never>? = state.withValue { state in
+            guard state.generation == id, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            state.timer = nil
             return waiter
         }
         toResume?.resume()

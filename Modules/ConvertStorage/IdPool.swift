@@ -1,3 +1,4 @@
+import ConvertSupport
 import Foundation
 
 /// A small integer standing for an id string (experience, variation, location, goal) in
@@ -20,37 +21,39 @@ package struct InternedId: Hashable, Comparable, Sendable {
 ///
 /// Only ids that reach visitor records are interned: config ids (a few hundred per project)
 /// and ids read back from persisted records, so the table stays small.
-package final class IdPool: @unchecked Sendable {
+package final class IdPool: Sendable {
     package static let shared = IdPool()
 
-    // `numbers` and `strings` are guarded by `lock`.
-    private let lock = NSLock()
-    private var numbers: [String: UInt32] = [:]
-    private var strings: [String] = []
+    private struct State {
+        var numbers: [String: UInt32] = [:]
+        var strings: [String] = []
+
+        mutating func intern(_ string: String) -> InternedId {
+            if let number = numbers[string] { return InternedId(raw: number) }
+            let number = UInt32(strings.count)
+            strings.append(string)
+            numbers[string] = number
+            return InternedId(raw: number)
+        }
+    }
+
+    private let state = Locked(State())
 
     package func intern(_ string: String) -> InternedId {
-        lock.withLock { internLocked(string) }
+        state.withValue { $0.intern(string) }
     }
 
     /// Interns many ids under one lock.
     package func intern(_ many: [String]) -> [InternedId] {
-        lock.withLock { many.map(internLocked) }
+        state.withValue { state in many.map { state.intern($0) } }
     }
 
     /// The id of `string` if it was ever interned; never adds.
     package func existing(_ string: String) -> InternedId? {
-        lock.withLock { numbers[string].map(InternedId.init(raw:)) }
+        state.withValue { $0.numbers[string].map(InternedId.init(raw:)) }
     }
 
     package func string(_ id: InternedId) -> String {
-        lock.withLock { strings[Int(id.raw)] }
-    }
-
-    private func internLocked(_ string: String) -> InternedId {
-        if let number = numbers[string] { return InternedId(raw: number) }
-        let number = UInt32(strings.count)
-        strings.append(string)
-        numbers[string] = number
-        return InternedId(raw: number)
+        state.withValue { $0.strings[Int(id.raw)] }
     }
 }

@@ -5,24 +5,38 @@ import Foundation
 import Testing
 
 /// Runs the built `convert` binary.
-func convert(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-    let binary = try #require(BuiltProducts.executable("convert"), "the convert binary is built with the tests")
+func convert(_ arguments: [String], input: Data? = nil,
+             environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+    try runProduct("convert", arguments, input: input, environment: environment)
+}
+
+/// Runs one of the package's built executables with `input` on standard input, in the test's
+/// environment plus `environment` (without `CONVERT_SDK_KEY_SECRET`, unless given, so the
+/// machine's own setting never leaks in), and waits for it to exit.
+func runProduct(_ name: String, _ arguments: [String], input: Data? = nil,
+                environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+    let binary = try #require(BuiltProducts.executable(name), "the \(name) binary is built with the tests")
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
+    var variables = ProcessInfo.processInfo.environment
+    variables["CONVERT_SDK_KEY_SECRET"] = nil
+    process.environment = variables.merging(environment) { _, given in given }
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr
     try process.run()
     let outData = Locked<Data>(Data()), errData = Locked<Data>(Data())
+    // Readers on threads of their own: tests wait on the dispatch pool, which on Linux is also
+    // the pool these reads would need, and many parallel runs would starve each other.
     let readers = DispatchGroup()
     for (pipe, sink) in [(stdout, outData), (stderr, errData)] {
         readers.enter()
-        DispatchQueue.global().async {
+        Thread {
             sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
             readers.leave()
-        }
+        }.start()
     }
     if let input { stdin.fileHandleForWriting.write(input) }
     try stdin.fileHandleForWriting.close()
@@ -173,7 +187,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         #expect(text.out.contains("test-experience-ab-fullstack-1: \(expected) of 4000 visitors change variation"))
     }
 
-    @Test(arguments: ["decide", "explain", "simulate", "fetch"])
+    @Test(arguments: ["decide", "explain", "simulate", "validate", "fetch"])
     func everyCommandHasHelp(command: String) throws {
         let result = try convert([command, "--help"])
         #expect(result.status == 0)
@@ -191,6 +205,11 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
             (["explain", "--config", config, "--visitor", "v", "--feature", "f", "--attributes", "[1]"], "--attributes must be a JSON object"),
             (["simulate", "--config", config, "--after", config, "--visitors", "-3"], "--visitors must be a positive whole number"),
             (["fetch"], "--sdk-key is required"),
+            (["validate"], "--config is required"),
+            (["validate", "--config", config, "--format", "yaml"], "--format must be one of text, json, got \"yaml\""),
+            (["decide", "--config", config, "--format", "csv"], "--format must be one of json, table, got \"csv\""),
+            (["decide", "--config", config, "--input", "/no/such/visitors"], "--input: cannot read /no/such/visitors"),
+            (["--wat"], "unknown option --wat"),
             (["frobnicate"], "unknown command \"frobnicate\""),
         ]
         for (arguments, message) in cases {

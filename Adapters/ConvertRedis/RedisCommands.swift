@@ -1,0 +1,37 @@
+import Foundation
+
+/// The commands ``RedisClient``'s conveniences send, for use in a ``RedisClient/pipeline(_:)``.
+extension RedisCommand {
+    public static var ping: RedisCommand { ["PING"] }
+
+    public static func hgetall(_ key: String) -> RedisCommand { ["HGETALL", .key(key)] }
+
+    /// `HSET key field value …`, fields in name order (so the same fields are the same bytes).
+    public static func hset(_ key: String, _ fields: [String: Data]) -> RedisCommand {
+        var arguments: [RedisArgument] = ["HSET", .key(key)]
+        for (field, value) in fields.sorted(by: { $0.key < $1.key }) {
+            arguments.append(.string(field))
+            arguments.append(.data(value))
+        }
+        return RedisCommand(arguments)
+    }
+
+    public static func hsetnx(_ key: String, _ field: String, _ value: Data) -> RedisCommand {
+        ["HSETNX", .key(key), .string(field), .data(value)]
+    }
+
+    /// `PEXPIRE`: a `Duration` carries milliseconds that `EXPIRE`'s whole seconds would drop.
+    /// Rounded up to the next millisecond; zero or less deletes the key, as in Redis.
+    public static func expire(_ key: String, ttl: Duration) -> RedisCommand {
+        ["PEXPIRE", .key(key), .integer(Int(clamping: ttl.wholeMillisecondsRoundedUp))]
+    }
+
+    public static func del(_ keys: [String]) -> RedisCommand {
+        RedisCommand(["DEL"] + keys.map { .key($0) })
+    }
+
+    /// `EVAL script numkeys key… arg…`; the keys get the prefix, the arguments are sent as given.
+    public static func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) -> RedisCommand {
+        RedisCommand(["EVAL", .string(script), .integer(keys.count)] + keys.map { .key($0) } + args)
+    }
+}

@@ -1,0 +1,164 @@
+import ConvertSwiftSDK
+import Foundation
+
+/// `convert validate`: whether a config loads, and what decoding gave up, at its place in the file.
+enum ValidateCommand {
+    static let help = """
+    usage: convert validate --config FILE [--format text|json]
+
+    Decodes the config as the SDK does (the raw CDN body or {"environment": ..., "data": {...}})
+    and prints every degradation, an element dropped or a field ignored or coerced, with its
+    JSON path and the line:column in FILE where that value starts, then a summary line.
+
+    Exit status: 0 when the config loads, with or without degradations; 1 when the SDK would
+    reject it (the error is printed, with the line:column of a JSON syntax error); 2 for a
+    usage error. --format json prints one JSON object instead:
+      {"file", "loads", "environment", "accountId", "projectId", "counts": {...},
+       "degradations": [{"path", "kind", "reason", "offset", "line", "column"}],
+       "error": null | {"message", "offset", "line", "column"}}
+    Lines and columns count from 1 (columns in characters); offsets are bytes from 0.
+    """
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let args = try Arguments(arguments, options: ["config", "format"], flags: [])
+        let path = try args.required("config")
+        let json = try args.choice("format", of: ["text", "json"], default: "text") == "json"
+        let bytes = [UInt8](try Input.read(path, for: "config"))
+        let file = path == "-" ? "<stdin>" : path
+        let report = Report(bytes: bytes)
+        if json {
+            print(Output.line(report.json(file: file)))
+        } else {
+            print(report.text(file: file))
+        }
+        return report.loads ? 0 : 1
+    }
+
+    /// The outcome of decoding one file, with source positions.
+    struct Report {
+        /// A failure that stops the config from loading.
+        struct Failure {
+            let message: String
+            let offset: Int?
+        }
+
+        private(set) var decoded: DecodedConfig?
+        private(set) var failure: Failure?
+        private(set) var degradationOffsets: [String: Int] = [:]
+        private(set) var positions: [Int: SourcePosition] = [:]
+
+        var loads: Bool { decoded != nil }
+
+        init(bytes: [UInt8]) {
+            let map = JSONSourceMap(bytes)
+            let json: JSONValue
+            do throws(JSONParseError) {
+                json = try JSONParser.parse(bytes)
+            } catch {
+                switch error {
+                case .empty: failure = Failure(message: "config is empty", offset: nil)
+                case .invalidJSON(let offset, let reason):
+                    failure = Failure(message: "config is not valid JSON: \(reason)", offset: offset)
+                case .tooDeep(let offset, let limit):
+                    failure = Failure(message: "config nests deeper than \(limit) levels", offset: offset)
+                }
+                positions = map.positions(of: failure?.offset.map { [$0] } ?? [])
+                return
+            }
+            do throws(ConfigDecodingError) {
+                decoded = try ConfigDecoder.decode(json: json)
+            } catch {
+                switch error {
+                case .notAnObject: failure = Failure(message: error.description, offset: map.documentStart)
+                default: failure = Failure(message: error.description, offset: nil)
+                }
+                positions = map.positions(of: failure?.offset.map { [$0] } ?? [])
+                return
+            }
+            // Degradation paths are relative to the document the decoder read: `data` when wrapped.
+            let start = Self.isWrapped(json) ? map.offsets(of: ["data"])["data"] : nil
+            degradationOffsets = map.offsets(of: Set(decoded?.degradations.map(\.path) ?? []), from: start)
+            positions = map.positions(of: degradationOffsets.values)
+        }
+
+        /// The decoder's own test for a wrapped document.
+        private static func isWrapped(_ json: JSONValue) -> Bool {
+            guard case .object(let top) = json, top["account_id"] == nil, case .object? = top["data"] else { return false }
+            return true
+        }
+
+        private func position(_ offset: Int?) -> SourcePosition? {
+            offset.flatMap { positions[$0] }
+        }
+
+        func text(file: String) -> String {
+            guard let decoded else {
+                let at = position(failure?.offset).map { "\(file):\($0)" } ?? file
+                return "\(at): error: \(failure?.message ?? "config does not load")"
+            }
+            var lines: [String] = []
+            for degradation in decoded.degradations {
+                let at = position(degradationOffsets[degradation.path]).map { "\(file):\($0)" } ?? file
+                lines.append("\(at): \(degradation.path.isEmpty ? "(document)" : degradation.path): "
+                             + "\(degradation.kind.rawValue): \(degradation.reason)")
+            }
+            let config = decoded.config
+            let counts = Self.counts(config).map { Self.plural($0.count, $0.noun) }.joined(separator: ", ")
+            let environment = decoded.environment.map { ", environment \($0)" } ?? ""
+            lines.append("\(file): loads: account \(config.accountId), project \(config.project.id)\(environment); "
+                         + "\(counts); \(Self.plural(decoded.degradations.count, "degradation"))")
+            return lines.joined(separator: "\n")
+        }
+
+        func json(file: String) -> JSONValue {
+            var object: [String: JSONValue] = ["file": .string(file), "loads": .bool(loads)]
+            if let decoded {
+                let config = decoded.config
+                object["environment"] = decoded.environment.map(JSONValue.string) ?? .null
+                object["accountId"] = .string(config.accountId)
+                object["projectId"] = .string(config.project.id)
+                object["counts"] = .object(Dictionary(uniqueKeysWithValues: Self.counts(config).map {
+                    ($0.key, JSONValue.number(Double($0.count)))
+                }))
+                object["degradations"] = .array(decoded.degradations.map { degradation in
+                    let offset = degradationOffsets[degradation.path]
+                    return locate(["path": .string(degradation.path), "kind": .string(degradation.kind.rawValue),
+                                   "reason": .string(degradation.reason)], offset)
+                })
+                object["error"] = .null
+            } else {
+                object["environment"] = .null
+                object["accountId"] = .null
+                object["projectId"] = .null
+                object["counts"] = .null
+                object["degradations"] = []
+                object["error"] = locate(["message": .string(failure?.message ?? "config does not load")], failure?.offset)
+            }
+            return .object(object)
+        }
+
+        /// `object` with the offset, line and column of `offset` (`null` when unknown).
+        private func locate(_ object: [String: JSONValue], _ offset: Int?) -> JSONValue {
+            var object = object
+            let position = position(offset)
+            object["offset"] = offset.map { .number(Double($0)) } ?? .null
+            object["line"] = position.map { .number(Double($0.line)) } ?? .null
+            object["column"] = position.map { .number(Double($0.column)) } ?? .null
+            return .object(object)
+        }
+
+        private static func counts(_ config: ProjectConfig) -> [(key: String, noun: String, count: Int)] {
+            [("experiences", "experience", config.experiences.count),
+             ("features", "feature", config.features.count),
+             ("audiences", "audience", config.audiences.count),
+             ("segments", "segment", config.segments.count),
+             ("locations", "location", config.locations.count),
+             ("goals", "goal", config.goals.count),
+             ("archivedExperiences", "archived experience", config.archivedExperienceIds.count)]
+        }
+
+        private static func plural(_ count: Int, _ noun: String) -> String {
+            "\(count) \(noun)\(count == 1 ? "" : "s")"
+        }
+    }
+}

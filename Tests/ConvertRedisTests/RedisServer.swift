@@ -1,0 +1,275 @@
+import ConvertRedis
+import ConvertSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `redis-server` of the test's own on a free loopback port, with no persistence, in a
+/// temporary directory; stopped (SIGTERM) when released.
+final class RedisServer: Sendable {
+    /// The `redis-server` executable, from `PATH`, `/usr/bin` or `/usr/sbin`.
+    static let executable: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let directories = path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+        let found = directories.map { $0 + "/redis-server" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        if found == nil {
+            print("ConvertRedisTests: redis-server not found in PATH, /usr/bin or /usr/sbin; the tests against a real server are skipped")
+        }
+        return found
+    }()
+
+    static var isAvailable: Bool { executable != nil }
+
+    let port: Int
+    let password: String?
+    private let directory: URL
+    /// The running server's process id, 0 when stopped.
+    private let pid = Locked<pid_t>(0)
+
+    /// Starts a server and waits until it answers `PING`.
+    init(password: String? = nil) throws {
+        self.password = password
+        port = try freeLoopbackPort()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try start()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A configuration for this server with short deadlines.
+    func configuration(keyPrefix: String = "", database: Int = 0, username: String? = nil,
+                       password: String? = nil) -> RedisConfiguration {
+        RedisConfiguration(port: port, username: username, password: password ?? self.password, database: database,
+                           keyPrefix: keyPrefix, connectTimeout: .seconds(1), commandTimeout: .seconds(2),
+                           reconnectBackoffInitial: .milliseconds(20), reconnectBackoffMax: .milliseconds(200))
+    }
+
+    /// Starts the server (again, on the same port) and waits until it answers `PING`.
+    func start() throws {
+        guard let executable = Self.executable else { throw ServerError("redis-server is not installed") }
+        var arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                         "--dir", directory.path, "--daemonize", "no", "--logfile", directory.appendingPathComponent("redis.log").path]
+        if let password { arguments += ["--requirepass", password] }
+        let child = try spawn(executable, arguments)
+        pid.set(child)
+        do {
+            try waitUntilAnswering(child)
+        } catch {
+            kill()
+            throw error
+        }
+    }
+
+    /// SIGTERM, then waits for the exit (SIGKILL after 5 s).
+    func stop() { end(SIGTERM) }
+
+    /// SIGKILL, then waits for the exit: the server vanishes without closing anything itself.
+    func kill() { end(SIGKILL) }
+
+    private func end(_ signal: Int32) {
+        let child = pid.withValue { current -> pid_t in
+            defer { current = 0 }
+            return current
+        }
+        guard child > 0 else { return }
+        _ = sendSignal(child, signal)
+        let deadline = ContinuousClock.now + .seconds(5)
+        var status: Int32 = 0
+        while waitpid(child, &status, WNOHANG) == 0 {
+            if ContinuousClock.now >= deadline {
+                _ = sendSignal(child, SIGKILL)
+                _ = waitpid(child, &status, 0)
+                return
+            }
+            usleep(2_000)
+        }
+    }
+
+    private func waitUntilAnswering(_ child: pid_t) throws {
+        var configuration = RedisConfiguration(port: port, password: password, connectTimeout: .milliseconds(200),
+                                               commandTimeout: .milliseconds(500))
+        configuration.poolSize = 1
+        let deadline = ContinuousClock.now + .seconds(5)
+        var lastError = "no attempt"
+        while ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(child, &status, WNOHANG) == child {
+                pid.set(0)
+                throw ServerError("redis-server exited: \(log)")
+            }
+            do {
+                let connection = try RedisConnection(configuration: configuration)
+                if try connection.send([["PING"]]).first?.stringValue == "PONG" { return }
+            } catch {
+                lastError = error.description
+            }
+            // Until the server listens each attempt is refused at once; wait a moment between them.
+            usleep(5_000)
+        }
+        throw ServerError("redis-server did not answer PING within 5 s (\(lastError)): \(log)")
+    }
+
+    private var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("redis.log"), encoding: .utf8)) ?? ""
+    }
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Starts `path` with `arguments`, output to /dev/null, with no blocked and no ignored signals:
+/// `Process` would hand down the test thread's signal mask, and a server with SIGTERM blocked
+/// never stops.
+private func spawn(_ path: String, _ arguments: [String]) throws -> pid_t {
+    #if canImport(Darwin)
+    var attributes: posix_spawnattr_t?
+    var actions: posix_spawn_file_actions_t?
+    #else
+    var attributes = posix_spawnattr_t()
+    var actions = posix_spawn_file_actions_t()
+    #endif
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var child: pid_t = 0
+    let result = posix_spawn(&child, path, &actions, &attributes, argv, environ)
+    guard result == 0 else { throw ServerError("posix_spawn \(path): \(String(cString: strerror(result)))") }
+    return child
+}
+
+/// `kill(2)`, outside `RedisServer` whose own `kill` would shadow it.
+private func sendSignal(_ pid: Int32, _ signal: Int32) -> Int32 { kill(pid, signal) }
+
+/// A port the kernel just gave out on 127.0.0.1, and that nothing listens on now.
+func freeLoopbackPort() throws -> Int {
+    let listener = try LoopbackListener(backlog: 1)
+    let port = listener.port
+    listener.close()
+    return port
+}
+
+/// A listening TCP socket on 127.0.0.1, for fake servers.
+final class LoopbackListener: Sendable {
+    let fd: Int32
+    let port: Int
+
+    init(backlog: Int32 = 16) throws {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        guard fd >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, backlog) == 0 else {
+            let message = String(cString: strerror(errno))
+            _ = systemClose(fd)
+            throw ServerError("bind/listen: \(message)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: actual.sin_port))
+    }
+
+    func close() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        _ = systemClose(fd)
+    }
+}
+
+/// A "server" that accepts connections, reads a request, and answers `reply` (bytes that are
+/// not RESP2), then waits until the client closes the connection.
+final class GarbageServer: Sendable {
+    private let listener: LoopbackListener
+    private let counts = Locked((accepted: 0, closedByClient: 0))
+
+    var port: Int { listener.port }
+    var accepted: Int { counts.value.accepted }
+    var closedByClient: Int { counts.value.closedByClient }
+
+    init(reply: [UInt8]) throws {
+        listener = try LoopbackListener()
+        let thread = Thread { [listener, counts] in
+            while true {
+                let client = accept(listener.fd, nil, nil)
+                guard client >= 0 else { return }
+                counts.withValue { $0.accepted += 1 }
+                let connection = Thread {
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    if recv(client, &buffer, buffer.count, 0) > 0 {
+                        _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                        while recv(client, &buffer, buffer.count, 0) > 0 {}
+                        counts.withValue { $0.closedByClient += 1 }
+                    }
+                    _ = systemClose(client)
+                }
+                connection.start()
+            }
+        }
+        thread.start()
+    }
+
+    deinit { listener.close() }
+}
+
+private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+
+/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
+func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
+/// The error `body` threw, or `nil` when it did not throw.
+func redisError(_ body: () async throws -> Void) async -> RedisError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as RedisError {
+        return error
+    } catch {
+        Issue.record("threw \(error), not a RedisError")
+        return nil
+    }
+}
