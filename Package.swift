@@ -133,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "convert-bench",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
-                           "ConvertHashing",
+                           "ConvertHashing", "ConvertRedis", "ConvertSharedStore",
                            "ConvertURLSessionTransport", "ConvertTransport"],
             path: "Examples/Benchmarks",
             resources: [.copy("Resources")]),
@@ -158,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "ConvertDeliveryTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
-                           "ConvertHashing", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
+                           "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
                            "ConvertTransport", "ConvertVisitor"],
             path: "Tests/ConvertDeliveryTests"),
         .testTarget(

@@ -6,6 +6,7 @@ import Foundation
 let usage = """
 usage: convert-bench <decode|decide|features|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
+                     [--store memory|redis] [--redis-host HOST] [--redis-port PORT]
        convert-bench --help | --version
 """
 
@@ -28,7 +29,7 @@ func usageError(_ problem: String) -> Never {
 guard let command = arguments.first else { usageError("give a command") }
 guard !command.hasPrefix("-") else { usageError("unknown option \(command)") }
 arguments.removeFirst()
-let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode"]
+let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode", "store", "redis-host", "redis-port"]
 var options: [String: String] = [:]
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
@@ -49,7 +50,12 @@ do {
     for name in commands {
         switch name {
         case "decode": try Benchmarks.decode(workload, iterations: iterations ?? 2000)
-        case "decide": try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist", threads: threads)
+        case "decide" where options["store"] == "redis":
+            try await Benchmarks.decideOnRedis(workload, host: options["redis-host"] ?? "127.0.0.1",
+                                               port: Int(options["redis-port"] ?? "6379") ?? 6379)
+        case "decide":
+            guard options["store"] == nil || options["store"] == "memory" else { throw BenchError("--store must be memory or redis") }
+            try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist", threads: threads)
         case "features": try await Benchmarks.features(workload, iterations: iterations ?? 20000)
         case "hash": Benchmarks.hash(workload)
         case "track": try await Benchmarks.track(workload)

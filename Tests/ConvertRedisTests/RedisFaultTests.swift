@@ -39,7 +39,7 @@ import Testing
             return
         }
         #expect(reason.contains("no reply"), "\(reason)")
-        #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(1_500), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(300) && (underThreadSanitizer || elapsed < .milliseconds(1_500)), "\(elapsed)")
     }
 
     @Test func aConnectThatHangsTimesOutAndTheBackoffSparesLaterCalls() async throws {
@@ -69,9 +69,11 @@ import Testing
         #expect(reason.contains("no connection"), "\(reason)")
         #expect(ContinuousClock.now - started >= .milliseconds(500))
         let again = ContinuousClock.now
+        guard !underThreadSanitizer else { return }
         for _ in 0..<20 {
-            guard case .connectionFailed? = await redisError({ try await client.ping() }) else {
-                Issue.record("expected a fast connection failure during the backoff")
+            let error = await redisError({ try await client.ping() })
+            guard case .connectionFailed? = error else {
+                Issue.record("expected a fast connection failure during the backoff, got \(String(describing: error))")
                 return
             }
         }
@@ -135,7 +137,7 @@ struct RedisRestartTests {
         #expect(failures.allSatisfy { if case .connectionFailed = $0 { true } else { false } }, "\(failures)")
         // Any call that waited for a deadline would cost a second (connect) or two (reply): ten
         // calls would take 10 s or more.
-        #expect(ContinuousClock.now - downSince < .seconds(5), "failing while down is fast")
+        #expect(underThreadSanitizer || ContinuousClock.now - downSince < .seconds(5), "failing while down is fast")
 
         try server.start()
         #expect(await eventually { (try? client.ping()) != nil }, "the client reconnects after the restart")
