@@ -38,7 +38,7 @@ extension Benchmarks {
         let returning = await pass()
 
         // Saves alone: batches of 256 visitors, one pipeline each.
-        let saves = max(w.visitors, 50_000)
+        let saves = min(50_000, max(1_000, w.visitors * 10))
         let records = (0..<saves).map { n in
             (VisitorKey(namespace: "bench", visitorId: "save-\(n)"),
              VisitorData(bucketing: ["100334665": "1003142551"], goals: ["100215960"], segments: VisitorSegments(browser: "FF")))

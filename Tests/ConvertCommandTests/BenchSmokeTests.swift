@@ -46,10 +46,21 @@ private func positive(_ value: JSONValue?) -> Bool {
         #expect(counts.keys.sorted() == ["1003142550-original-page", "1003142551-variation-1"])
     }
 
+    @Test func decideOnTwoThreads() throws {
+        let result = try bench(["decide", "--visitors", "200", "--threads", "2"])
+        #expect(result["threads"] == 2)
+        #expect(positive(result["decisions_per_second"]))
+        #expect(positive(result["sticky_decisions_per_second"]))
+        #expect(positive(result["async_sticky_ns_per_decision"]))
+        let counts = try #require(result["variation_counts"]?.objectValue)
+        #expect(counts.values.compactMap(\.numberValue).reduce(0, +) == 200, "every visitor decided once, whatever the thread")
+    }
+
     @Test func features() throws {
-        let result = try bench(["features", "--iterations", "5"])
+        let result = try bench(["features", "--iterations", "6"])
         #expect(result["bench"] == "features")
         #expect(positive(result["ns_per_call"]))
+        #expect(positive(result["async_ns_per_call"]))
     }
 
     @Test func hash() throws {
