@@ -92,10 +92,11 @@ final class SDKCore: @unchecked Sendable {
             }
             decoded = try ConfigDecoder.decode(json: json)
         } catch {
-            let message = "config from \(document.origin.rawValue) rejected: \(error.description)"
+            let located = error.description(locatingIn: [UInt8](document.bytes))
+            let message = "config from \(document.origin.rawValue) rejected: \(located)"
             if document.origin == .direct {
                 log.error(message)
-                readiness.fail(.invalidConfiguration(error.description))
+                readiness.fail(.invalidConfiguration(located))
             } else {
                 log.error(message + "; keeping the current config")
             }

@@ -284,3 +284,22 @@ public enum JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension JSONParser {
+    /// The 1-based line and column of byte `offset` in `bytes`, for messages a person reads;
+    /// columns count characters (UTF-8 sequences), lines end at `\n`.
+    public static func lineAndColumn(ofByte offset: Int, in bytes: some Collection<UInt8>) -> (line: Int, column: Int) {
+        var line = 1, column = 1, index = 0
+        for byte in bytes {
+            guard index < offset else { break }
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+            index += 1
+        }
+        return (line, column)
+    }
+}

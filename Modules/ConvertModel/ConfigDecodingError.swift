@@ -42,3 +42,20 @@ extension ConfigDecodingError {
         }
     }
 }
+
+extension ConfigDecodingError {
+    /// ``description`` with byte offsets given as line and column in `bytes`, the document
+    /// that failed.
+    public func description(locatingIn bytes: [UInt8]) -> String {
+        func at(_ offset: Int) -> String {
+            let (line, column) = JSONParser.lineAndColumn(ofByte: offset, in: bytes)
+            return "line \(line), column \(column) (byte \(offset))"
+        }
+        switch self {
+        case .invalidJSON(let offset, let reason): return "config is not valid JSON: \(reason) at \(at(offset))"
+        case .tooDeep(let offset, let limit): return "config nests deeper than \(limit) levels at \(at(offset))"
+        default: return description
+        }
+    }
+}
+

@@ -153,3 +153,21 @@ private func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool
         try await Task.sleep(for: .milliseconds(5))
     }
 }
+
+@Suite struct ConfigErrorPositionTests {
+    @Test func aBrokenConfigIsReportedByLineAndColumn() async throws {
+        let broken = Data("{\n  \"account_id\": \"1\",\n  \"project\": {\"id\": é}\n}".utf8)
+        let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "", persistence: .memory), ports: ConvertPorts(
+            configSource: DirectConfigSource(bytes: broken), visitorStore: MemoryVisitorDataStore(),
+            visitorIdStore: MemoryVisitorIdStore(), trackingSink: RecordingTrackingSink()))
+        do {
+            try await sdk.ready(timeout: .seconds(30))
+            Issue.record("broken JSON was accepted")
+        } catch let error as ConvertError {
+            guard case .invalidConfiguration(let why) = error else { throw error }
+            #expect(why.contains("line 3, column 21"), "\(why)")
+        }
+        #expect(JSONParser.lineAndColumn(ofByte: 0, in: Array("x".utf8)) == (1, 1))
+        #expect(JSONParser.lineAndColumn(ofByte: 4, in: Array("é\nab".utf8)) == (2, 2), "columns count characters")
+    }
+}
