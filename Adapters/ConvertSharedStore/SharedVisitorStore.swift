@@ -123,7 +123,7 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
     /// many visitors this call wrote.
     public func flush() async -> Int {
         var written = 0
-        while let batch = takeBatch(all: true) {
+        while let batch = takeBatch() {
             guard await write(batch) else { break }
             written += batch.count
         }
@@ -207,15 +207,14 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         return nil
     }
 
-    /// Up to a batch of marked keys (all of them with `all`), unmarked; `nil` when none.
-    private func takeBatch(all: Bool = false) -> [VisitorKey]? {
-        state.withValue { takeBatch(&$0, all: all) }
+    /// Up to a batch of marked keys, oldest first, unmarked; `nil` when none.
+    private func takeBatch() -> [VisitorKey]? {
+        state.withValue { takeBatch(&$0) }
     }
 
-    private func takeBatch(_ state: inout State, all: Bool) -> [VisitorKey]? {
+    private func takeBatch(_ state: inout State) -> [VisitorKey]? {
         var batch: [VisitorKey] = []
-        let limit = all ? Int.max : options.batchSize
-        while batch.count < limit, let key = popOldest(&state) {
+        while batch.count < options.batchSize, let key = popOldest(&state) {
             state.dirty[key] = nil
             batch.append(key)
         }
@@ -232,7 +231,7 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
             let delay = failures == 0 ? options.writeBehind : retryDelay(after: failures)
             try? await clock.sleep(for: delay)
             let batch: [VisitorKey]? = state.withValue { state in
-                guard let batch = takeBatch(&state, all: false) else {
+                guard let batch = takeBatch(&state) else {
                     // Under the lock, so a change marked after this sees no writer and starts one.
                     state.writerRunning = false
                     return nil
