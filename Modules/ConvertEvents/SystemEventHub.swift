@@ -30,6 +30,9 @@ public final class SystemEventHub: Sendable {
 
     private let bus: EventBus
     private let state = Locked(State())
+    /// Bit `event.index` set while `event` has listeners; read on every fire, from the stripe of
+    /// the firing thread, so deciding threads share no lock here (written under `state`).
+    private let listening = StripedValue<UInt32>(0)
 
     /// Creates a hub on its own bus, or on `bus` to share one with the app.
     public init(bus: EventBus = EventBus()) {
@@ -45,6 +48,7 @@ public final class SystemEventHub: Sendable {
         state.withValue { state in
             state.listeners[token] = listener
             state.counts[event.index] += 1
+            publishListening(state.counts)
         }
         let subscription = bus.subscribe(owner: listener, to: SystemEventEnvelope.self) { (owner: Listener, envelope: SystemEventEnvelope) in
             owner.deliver(envelope.payload)
@@ -58,6 +62,7 @@ public final class SystemEventHub: Sendable {
         let listener: Listener? = state.withValue { state in
             guard let listener = state.listeners.removeValue(forKey: token) else { return nil }
             state.counts[listener.event.index] -= 1
+            publishListening(state.counts)
             return listener
         }
         listener?.cancel()
@@ -68,7 +73,13 @@ public final class SystemEventHub: Sendable {
 
     /// Whether anyone listens to `event`.
     public func hasListeners(_ event: SystemEvent) -> Bool {
-        state.withValue { $0.counts[event.index] > 0 }
+        listening.read(currentThreadHash()) { $0 & (1 << UInt32(event.index)) != 0 }
+    }
+
+    private func publishListening(_ counts: [Int]) {
+        var mask: UInt32 = 0
+        for (index, count) in counts.enumerated() where count > 0 { mask |= 1 << UInt32(index) }
+        listening.update { $0 = mask }
     }
 
     /// Announces `event`; the payload is built only when someone listens. Only the SDK's

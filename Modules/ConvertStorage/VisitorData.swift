@@ -311,7 +311,7 @@ private final class SegmentsBox: Sendable {
     static func interned(_ value: VisitorSegments) -> SegmentsBox {
         var hasher = Hasher()
         hasher.combine(value)
-        hasher.combine(currentThreadToken())
+        hasher.combine(currentThreadHash())
         let stripe = stripes[Int(truncatingIfNeeded: UInt(bitPattern: hasher.finalize())) & (stripes.count - 1)]
         return stripe.intern(value) ?? SegmentsBox(value)
     }
@@ -389,13 +389,4 @@ public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, Expressib
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
-}
-
-/// A number telling the calling thread from others running now.
-private func currentThreadToken() -> UInt {
-    #if canImport(Darwin)
-    UInt(bitPattern: pthread_self())
-    #else
-    UInt(pthread_self())
-    #endif
 }

@@ -70,3 +70,16 @@ package final class StripedValue<Value>: @unchecked Sendable {
         }
     }
 }
+
+/// A number telling the calling thread from the others running now (for choosing a stripe).
+@inline(__always)
+package func currentThreadHash() -> UInt64 {
+    #if canImport(Darwin)
+    let raw = UInt64(UInt(bitPattern: pthread_self()))
+    #else
+    let raw = UInt64(pthread_self())
+    #endif
+    // Thread ids are aligned addresses: mix the bits so stripes are used evenly.
+    return (raw ^ (raw >> 29)) &* 0xBF58_476D_1CE4_E5B9
+}
+

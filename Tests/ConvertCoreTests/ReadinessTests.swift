@@ -57,7 +57,7 @@ import Testing
     @Test(arguments: [
         ("", "config is empty"),
         ("   ", "config is empty"),
-        ("{\"account_id\": ", "config is not valid JSON: unexpected end of input at byte 15"),
+        ("{\"account_id\": ", "config is not valid JSON: unexpected end of input at line 1, column 16 (byte 15)"),
         ("[1, 2]", "config must be a JSON object, found an array"),
         ("{\"project\": {\"id\": \"1\"}}", "config is missing account_id"),
     ])
