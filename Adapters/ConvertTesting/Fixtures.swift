@@ -62,4 +62,17 @@ public enum Fixtures {
     public static func config(_ file: File) throws -> ProjectConfig {
         try ConfigDecoder.decode(data(file)).config
     }
+
+    /// The CDN baseline with its first experience's traffic split changed to `weights` (one per
+    /// variation, in order): a traffic change, for tests of sticky decisions across configs.
+    public static func baselineReallocated(_ weights: [Double]) throws -> Data {
+        guard var root = try JSONSerialization.jsonObject(with: data(.cdnConfigBaseline)) as? [String: Any],
+              var experiences = root["experiences"] as? [[String: Any]], !experiences.isEmpty,
+              var variations = experiences[0]["variations"] as? [[String: Any]], variations.count >= weights.count
+        else { throw LoadError.missing("an experience with \(weights.count) variations in the baseline") }
+        for (i, weight) in weights.enumerated() { variations[i]["traffic_allocation"] = weight }
+        experiences[0]["variations"] = variations
+        root["experiences"] = experiences
+        return try JSONSerialization.data(withJSONObject: root)
+    }
 }

@@ -59,23 +59,12 @@ func run(host: String, port: Int, visitorCount: Int) async throws -> Int32 {
         return 1
     }
 
-    /// The bundled config with the first experience's split set to `weights`.
-    func config(_ weights: [Double]) throws -> Data {
-        var root = try JSONSerialization.jsonObject(with: Fixtures.data(.cdnConfigBaseline)) as! [String: Any]
-        var experiences = root["experiences"] as! [[String: Any]]
-        var variations = experiences[0]["variations"] as! [[String: Any]]
-        for (i, weight) in weights.enumerated() { variations[i]["traffic_allocation"] = weight }
-        experiences[0]["variations"] = variations
-        root["experiences"] = experiences
-        return try JSONSerialization.data(withJSONObject: root)
-    }
-
     /// One server: an SDK whose visitor data is shared through Redis.
     func server(_ weights: [Double]) async throws -> (ConvertSwiftSDK, SharedVisitorStore, RecordingTrackingSink) {
         let store = SharedVisitorStore(backend: RedisVisitorBackend(client: redis))
         let sink = RecordingTrackingSink()
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "example", persistence: .memory), ports: ConvertPorts(
-            configSource: DirectConfigSource(bytes: try config(weights)), visitorStore: store,
+            configSource: DirectConfigSource(bytes: try Fixtures.baselineReallocated(weights)), visitorStore: store,
             visitorIdStore: MemoryVisitorIdStore(), trackingSink: sink))
         try await sdk.ready(timeout: .seconds(5))
         return (sdk, store, sink)

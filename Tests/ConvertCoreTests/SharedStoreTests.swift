@@ -34,17 +34,6 @@ private struct Instance {
     }
 }
 
-/// The baseline config with the first experience's traffic split changed to `weights`.
-private func reallocated(_ weights: [Double]) throws -> Data {
-    var root = try #require(try JSONSerialization.jsonObject(with: Fixtures.data(.cdnConfigBaseline)) as? [String: Any])
-    var experiences = try #require(root["experiences"] as? [[String: Any]])
-    var variations = try #require(experiences[0]["variations"] as? [[String: Any]])
-    for (i, weight) in weights.enumerated() { variations[i]["traffic_allocation"] = weight }
-    experiences[0]["variations"] = variations
-    root["experiences"] = experiences
-    return try JSONSerialization.data(withJSONObject: root)
-}
-
 @Suite struct SharedStoreTests {
     @Test func theMemoryBackendKeepsTheBackendContract() async throws {
         try await VisitorDataBackendContract.verify(MemoryVisitorBackend())
@@ -80,8 +69,8 @@ private func reallocated(_ weights: [Double]) throws -> Data {
 
     @Test func stickyDecisionsSurviveAnAllocationChangeAcrossInstances() async throws {
         let backend = MemoryVisitorBackend()
-        let before = try await Instance(backend, config: try reallocated([50, 50]))
-        let after = try await Instance(backend, config: try reallocated([100, 0]))
+        let before = try await Instance(backend, config: try Fixtures.baselineReallocated([50, 50]))
+        let after = try await Instance(backend, config: try Fixtures.baselineReallocated([100, 0]))
         var first: [String: String] = [:]
         for n in 0..<300 {
             let context = await before.context("v\(n)")

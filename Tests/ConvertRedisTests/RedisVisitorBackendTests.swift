@@ -11,17 +11,6 @@ import ConvertVisitor
 import Foundation
 import Testing
 
-/// The baseline config with the first experience's traffic split changed to `weights`.
-private func reallocated(_ weights: [Double]) throws -> Data {
-    var root = try #require(try JSONSerialization.jsonObject(with: Fixtures.data(.cdnConfigBaseline)) as? [String: Any])
-    var experiences = try #require(root["experiences"] as? [[String: Any]])
-    var variations = try #require(experiences[0]["variations"] as? [[String: Any]])
-    for (i, weight) in weights.enumerated() { variations[i]["traffic_allocation"] = weight }
-    experiences[0]["variations"] = variations
-    root["experiences"] = experiences
-    return try JSONSerialization.data(withJSONObject: root)
-}
-
 /// One "server": an SDK whose visitor data is shared through Redis.
 private struct Instance {
     let sdk: ConvertSwiftSDK
@@ -72,8 +61,8 @@ struct RedisVisitorBackendTests {
     @Test func everyStickyDecisionIsHonouredAcrossInstancesAfterAnAllocationChange() async throws {
         let server = try RedisServer()
         let client = RedisClient(configuration: server.configuration(keyPrefix: "sticky:"))
-        let before = try await Instance(client, config: try reallocated([50, 50]))
-        let after = try await Instance(client, config: try reallocated([0, 100]))
+        let before = try await Instance(client, config: try Fixtures.baselineReallocated([50, 50]))
+        let after = try await Instance(client, config: try Fixtures.baselineReallocated([0, 100]))
         var first: [String: String] = [:]
         for n in 0..<400 {
             let context = await before.sdk.loadContext(visitorId: "v\(n)", attributes: ["desktop": true, "browser": "FF"])
