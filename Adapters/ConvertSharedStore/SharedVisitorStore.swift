@@ -27,11 +27,13 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         public var batchSize: Int
         /// The first retry delay after a failed write; doubled up to `maximumRetryDelay`.
         public var retryDelay: Duration
+        /// The longest delay between retries.
         public var maximumRetryDelay: Duration
         /// Visitors with unwritten changes kept; past it the oldest marks are dropped (their
         /// data stays in memory; only the shared copy misses the change) and counted.
         public var maximumPendingVisitors: Int
 
+        /// Settings for a store; the defaults suit a web server.
         public init(writeBehind: Duration = .milliseconds(20), batchSize: Int = 256, retryDelay: Duration = .milliseconds(200),
                     maximumRetryDelay: Duration = .seconds(30), maximumPendingVisitors: Int = 100_000) {
             self.writeBehind = writeBehind
@@ -44,10 +46,13 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
 
     /// What the store did with the backend.
     public struct Counters: Sendable, Hashable, CustomStringConvertible {
+        /// Loads answered by the backend, and loads that failed.
         public var loads = 0
         public var loadFailures = 0
+        /// Visitors written, and write round trips that failed (their visitors stay pending).
         public var saves = 0
         public var saveFailures = 0
+        /// Goals recorded through the backend, and records that could not reach it.
         public var goalRecords = 0
         public var goalRecordFailures = 0
         /// Visitors whose changes are not yet written.
