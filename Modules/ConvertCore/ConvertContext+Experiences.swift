@@ -21,16 +21,14 @@ extension ConvertContext {
     /// - Returns: the variation, or `nil` when the visitor does not qualify, is not bucketed,
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
-        guard let installed = installedConfig(for: "variation(forExperience:)") else { return nil }
-        var snapshot = self.snapshot
+        guard case (let installed, var snapshot)? = begin("variation(forExperience:)") else { return nil }
         return decide(key: key, installed, &snapshot, enableTracking: enableTracking)
     }
 
     /// Decides every experience in the config, in config order; returns those with a variation.
     /// Synchronous, like ``variation(forExperience:enableTracking:)``.
     public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
-        guard let installed = installedConfig(for: "variations()") else { return [] }
-        var snapshot = self.snapshot
+        guard case (let installed, var snapshot)? = begin("variations()") else { return [] }
         var found: [BucketedVariation] = []
         for position in installed.config.experiences.indices {
             if let variation = decide(position: position, installed, &snapshot, enableTracking: enableTracking) {

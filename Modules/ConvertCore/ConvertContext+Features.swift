@@ -14,22 +14,20 @@ extension ConvertContext {
     /// if context.feature("new-checkout").isEnabled { … }
     /// ```
     public func feature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> BucketedFeature {
-        guard let installed = installedConfig(for: "feature(_:)") else {
+        guard case (let installed, var snapshot)? = begin("feature(_:)") else {
             return .disabled(key: key, feature: nil)
         }
         guard let feature = installed.config.feature(key: key) else {
             core.log.warn("no feature has the key \"\(key)\"")
             return .disabled(key: key, feature: nil)
         }
-        var snapshot = self.snapshot
         var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         return resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
-        guard let installed = installedConfig(for: "features()") else { return [] }
-        var snapshot = self.snapshot
+        guard case (let installed, var snapshot)? = begin("features()") else { return [] }
         var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         let features = installed.config.features
         var resolved: [BucketedFeature] = []

@@ -12,9 +12,10 @@ import Foundation
 /// Contexts are cheap: create one per request or per screen. All of them share the SDK's
 /// config and visitor store, so decisions stay sticky across contexts for the same visitor.
 public final class ConvertContext: @unchecked Sendable {
-    // `attributes`, `locationProperties` and `preview` are guarded by `lock` (a shared stripe:
-    // contexts are created per request, and a lock of their own would cost allocations).
-    private var lock: ContextLock { ContextLock(hash: visitorHash) }
+    // The mutable fields below are guarded by `lock`: the stripe of the core's decision state
+    // that the visitor hash chooses (contexts are made per request, and a lock of their own
+    // would cost allocations; sharing the config's stripe lets a call read both at once).
+    private var lock: ContextLock { ContextLock(stripes: core.decisionState, hash: visitorHash) }
     let core: SDKCore
     /// The visitor this context decides for.
     public let visitorId: String
@@ -175,21 +176,45 @@ public final class ConvertContext: @unchecked Sendable {
 
     /// The context's state for one call; the first call also takes the prefetched data.
     var snapshot: Snapshot {
-        lock.withLock {
-            defer { prefetched = nil }
-            return Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview,
-                            stored: prefetched?.data, storedNamespace: prefetched?.namespaceHash ?? 0)
+        lock.withLock { takeSnapshot() }
+    }
+
+    /// Must run under `lock`.
+    private func takeSnapshot() -> Snapshot {
+        defer { prefetched = nil }
+        return Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview,
+                        stored: prefetched?.data, storedNamespace: prefetched?.namespaceHash ?? 0)
+    }
+
+    /// What a decision call starts from: the installed config and the context's state, read
+    /// under one lock. `nil` (logged) when the visitor id is unusable or the SDK is not ready.
+    func begin(_ call: String) -> (installed: InstalledConfig, snapshot: Snapshot)? {
+        if let visitorIdProblem {
+            core.log.warn("\(call): \(visitorIdProblem); degraded result")
+            return nil
         }
+        let (installed, snapshot, storeSegments) = core.decisionState.read(visitorHash) { state in
+            let storeSegments = state.installed != nil && creationSegmentsDeferred && !creationSegmentsStored
+            if storeSegments { creationSegmentsStored = true }
+            return (state.installed, takeSnapshot(), storeSegments)
+        }
+        guard let installed else {
+            core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
+            return nil
+        }
+        if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
+        return (installed, snapshot)
     }
 }
 
-/// The stripe of `LockStripes.shared` guarding one context.
+/// The stripe of the core's decision state guarding one context.
 struct ContextLock {
+    let stripes: StripedValue<SDKCore.DecisionState>
     let hash: UInt64
 
     @inline(__always)
     func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try LockStripes.shared.withLock(hash, body)
+        try stripes.read(hash) { _ in try body() }
     }
 }
 

@@ -34,7 +34,9 @@ final class SDKCore: @unchecked Sendable {
         var installed: InstalledConfig?
         var trackingEnabled: Bool
     }
-    private let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true))
+    /// Its stripes' mutexes also guard the fields of the contexts in each stripe, so a decision
+    /// reads its context and the config under one lock.
+    let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true))
 
     var current: InstalledConfig? { lock.withLock { installed } }
 
