@@ -55,7 +55,9 @@ final class RedisServer: Sendable {
     func configuration(keyPrefix: String = "", database: Int = 0, username: String? = nil,
                        password: String? = nil) -> RedisConfiguration {
         RedisConfiguration(port: port, username: username, password: password ?? self.password, database: database,
-                           keyPrefix: keyPrefix, connectTimeout: .seconds(1), commandTimeout: .seconds(2),
+                           keyPrefix: keyPrefix, connectTimeout: .seconds(1),
+                           // Under ThreadSanitizer a loaded machine can starve a call for seconds.
+                           commandTimeout: underThreadSanitizer ? .seconds(30) : .seconds(2),
                            reconnectBackoffInitial: .milliseconds(20), reconnectBackoffMax: .milliseconds(200))
     }
 
