@@ -56,6 +56,29 @@ public enum RESPValue: Sendable, Hashable {
         default: false
         }
     }
+
+    /// An `HGETALL` reply as field names and values (empty for a missing key).
+    ///
+    /// - Throws: ``RedisError/protocolError(reason:)`` when the reply is not a flat array of
+    ///   name and value strings.
+    public func hashFields() throws(RedisError) -> [String: Data] {
+        guard case .array(let elements) = self else { throw .protocolError(reason: "HGETALL answered \(self)") }
+        let flat = elements ?? []
+        guard flat.count.isMultiple(of: 2) else {
+            throw .protocolError(reason: "HGETALL answered an odd number (\(flat.count)) of elements")
+        }
+        var fields: [String: Data] = [:]
+        fields.reserveCapacity(flat.count / 2)
+        var index = 0
+        while index < flat.count {
+            guard let name = flat[index].dataValue, let value = flat[index + 1].dataValue else {
+                throw .protocolError(reason: "HGETALL answered a field that is not a string")
+            }
+            fields[String(decoding: name, as: UTF8.self)] = value
+            index += 2
+        }
+        return fields
+    }
 }
 
 /// One argument of a command: text, bytes, a number, or a key (which gets the key prefix).

@@ -89,23 +89,7 @@ public final class RedisClient: Sendable {
 
     /// `HGETALL`: every field of the hash at `key` (empty when the key does not exist).
     public func hgetall(_ key: String) throws(RedisError) -> [String: Data] {
-        let reply = try send(.hgetall(key))
-        guard case .array(let elements) = reply else { throw .protocolError(reason: "HGETALL answered \(reply)") }
-        let flat = elements ?? []
-        guard flat.count.isMultiple(of: 2) else {
-            throw .protocolError(reason: "HGETALL answered an odd number (\(flat.count)) of elements")
-        }
-        var fields: [String: Data] = [:]
-        fields.reserveCapacity(flat.count / 2)
-        var index = 0
-        while index < flat.count {
-            guard let name = flat[index].dataValue, let value = flat[index + 1].dataValue else {
-                throw .protocolError(reason: "HGETALL answered a field that is not a string")
-            }
-            fields[String(decoding: name, as: UTF8.self)] = value
-            index += 2
-        }
-        return fields
+        try send(.hgetall(key)).hashFields()
     }
 
     /// `HSET`: writes `fields` into the hash at `key`; returns how many fields were new.

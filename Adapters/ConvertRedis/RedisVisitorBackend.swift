@@ -68,7 +68,7 @@ public struct RedisVisitorBackend: VisitorDataBackend {
                 }
             }
             guard let readBack else { throw InvalidRecord(key: Self.redisKey(key), reason: "no reply") }
-            out.append(try Self.decode(Self.fields(readBack, key: Self.redisKey(key)), key: Self.redisKey(key)))
+            out.append(try Self.decode(readBack.hashFields(), key: Self.redisKey(key)))
         }
         return out
     }
@@ -101,22 +101,6 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         if !replaced.isEmpty { commands.append(.hset(key, replaced)) }
         if let ttl { commands.append(.expire(key, ttl: ttl)) }
         return commands
-    }
-
-    private static func fields(_ reply: RESPValue, key: String) throws -> [String: Data] {
-        guard case .array(let elements) = reply, let flat = elements, flat.count.isMultiple(of: 2) else {
-            throw InvalidRecord(key: key, reason: "HGETALL answered \(reply)")
-        }
-        var fields: [String: Data] = [:]
-        var index = 0
-        while index < flat.count {
-            guard let name = flat[index].dataValue, let value = flat[index + 1].dataValue else {
-                throw InvalidRecord(key: key, reason: "a field is not a string")
-            }
-            fields[String(decoding: name, as: UTF8.self)] = value
-            index += 2
-        }
-        return fields
     }
 
     static func decode(_ fields: [String: Data], key: String) throws -> VisitorData {

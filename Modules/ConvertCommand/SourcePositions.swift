@@ -37,23 +37,7 @@ struct JSONSourceMap {
     /// The position of each byte offset (an offset at the end of the input is the position just
     /// after the last character). One pass over the bytes however many offsets are asked.
     func positions(of offsets: some Sequence<Int>) -> [Int: SourcePosition] {
-        var result: [Int: SourcePosition] = [:]
-        var line = 1, column = 1, index = 0
-        for target in Set(offsets).sorted() where target >= 0 && target <= bytes.count {
-            while index < target {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\n") {
-                    line += 1
-                    column = 1
-                } else if byte & 0b1100_0000 != 0b1000_0000 {
-                    // Continuation bytes belong to the character their lead byte started.
-                    column += 1
-                }
-                index += 1
-            }
-            result[target] = SourcePosition(line: line, column: column)
-        }
-        return result
+        JSONParser.lineAndColumn(ofBytes: offsets, in: bytes).mapValues { SourcePosition(line: $0.line, column: $0.column) }
     }
 
     /// The offset of the first byte of the document's top-level value.
