@@ -119,8 +119,10 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
             return visitors.contains("bad") ? .respond(status: 400) : .respond(status: 200)
         }
         let queue = try queue(server, batchSize: 10, logs: logs)
+        let started = ContinuousClock.now
         for n in 0..<75 { queue.enqueue(event(n == 7 || n == 40 ? "bad" : "v\(n % 5)", n)) }
         #expect(await queue.flush(timeout: .seconds(60)))
+        let elapsed = ContinuousClock.now - started
         let counters = queue.counters
         #expect(counters.sent == 73)
         #expect(counters.rejected == 2)
@@ -128,7 +130,10 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         #expect(counters.enqueued == counters.sent + counters.dropped + counters.rejected + counters.pending)
         let accepted = goals(server.requests.filter { (try? ReceivedBatch($0.body))?.events.contains { $0.visitor == "bad" } == false })
         #expect(Set(accepted) == Set((0..<75).filter { $0 != 7 && $0 != 40 }.map { "g\($0)" }))
-        #expect(logs.messages.filter { $0.contains("refused") }.count == 1, "one log line, not one per event")
+        // Refusals are logged at most once per 10 s: one line here, unless a starved run (the
+        // thread sanitizer on a loaded machine) spread them over more than 10 s.
+        let refusedLines = logs.messages.filter { $0.contains("refused") }.count
+        #expect(elapsed >= .seconds(10) ? refusedLines <= 2 : refusedLines == 1, "one log line, not one per event")
         _ = await queue.shutdown(timeout: .seconds(5))
     }
 
@@ -235,11 +240,15 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: logs)
         try await sdk.ready(timeout: .seconds(60))
         #expect(await sdk.createContext(visitorId: "first").trackConversion("button-primary-click") == .tracked(eventCount: 1))
+        let started = ContinuousClock.now
         for n in 0..<20 {
             #expect(await sdk.createContext(visitorId: "later-\(n)").trackConversion("button-primary-click") == .dropped(eventCount: 1))
         }
         #expect(sdk.trackingCounters.dropped == 20)
-        #expect(logs.messages.filter { $0.contains("dropped") }.count == 1, "drops are logged at most every 10 s")
+        let dropLines = logs.messages.filter { $0.contains("dropped") }.count
+        // One line, unless a starved run (the thread sanitizer on a loaded machine) took over 10 s.
+        #expect(ContinuousClock.now - started >= .seconds(10) ? dropLines <= 3 : dropLines == 1,
+                "drops are logged at most every 10 s")
         _ = await sdk.shutdown(timeout: .milliseconds(100))
     }
 }
