@@ -17,15 +17,22 @@ import Testing
     }
 
     @Test func damagedSealedJournalKeepsGoodRecordsAndReportsBadOnesOnce() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let written = temporaryDirectory(), directory = temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: written)
+            try? FileManager.default.removeItem(at: directory)
+        }
         do {
-            let journal = try FileEventJournal(directory: directory)
+            let journal = try FileEventJournal(directory: written)
             let sequences = try (0..<5).map { try journal.append(Data("event-\($0)".utf8)) }
             try journal.acknowledge([sequences[1]])
         }
+        // Damaged in a directory of its own, as a new process finds it: the journal that wrote
+        // it is not open there, however long its release takes.
         let url = directory.appendingPathComponent("events.journal")
-        var lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let original = try String(contentsOf: written.appendingPathComponent("events.journal"), encoding: .utf8)
+        var lines = original.split(separator: "\n").map(String.init)
         #expect(lines.allSatisfy { isSealed($0[...]) }, "every line carries its checksum")
         let target = try #require(lines.firstIndex { $0.contains(base64("event-3")) })
         // Same length, still valid base64: only the checksum can tell.
