@@ -22,10 +22,10 @@ extension ConvertContext {
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
         if visitorIdProblem != nil {
-            _ = installedConfig(for: "trackConversion")
+            _ = begin("trackConversion")
             return .invalidVisitorId
         }
-        guard let installed = installedConfig(for: "trackConversion") else { return .notReady }
+        guard let (installed, snapshot) = begin("trackConversion") else { return .notReady }
         let config = installed.config
         guard let goal = config.goal(key: goalKey) else {
             core.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")

@@ -79,19 +79,6 @@ extension ConvertContext {
         explanation(forExperience: key)
     }
 
-    func installedConfig(for call: String) -> InstalledConfig? {
-        if let visitorIdProblem {
-            core.log.warn("\(call): \(visitorIdProblem); degraded result")
-            return nil
-        }
-        if let installed = core.current(visitorHash) {
-            storeDeferredCreationSegments(installed)
-            return installed
-        }
-        core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
-        return nil
-    }
-
     func input(_ installed: InstalledConfig, _ snapshot: inout Snapshot) -> DecisionInput {
         let key = storeKey(installed)
         let stored: VisitorData

@@ -21,7 +21,7 @@ extension ConvertContext {
     /// - Returns: the ids added (already present ones are skipped).
     @discardableResult
     public func runCustomSegments(_ segmentKeys: [String], ruleData: [String: JSONValue]? = nil) async -> [String] {
-        guard let installed = installedConfig(for: "runCustomSegments") else { return [] }
+        guard let installed = begin("runCustomSegments")?.installed else { return [] }
         var ids: [String] = []
         for key in segmentKeys {
             guard let segment = installed.config.segment(key: key) else {
@@ -53,7 +53,7 @@ extension ConvertContext {
     }
 
     private func updateSegments(call: String, _ change: (VisitorSegments) -> VisitorSegments) {
-        guard let installed = installedConfig(for: call) else { return }
+        guard let (installed, snapshot) = begin(call) else { return }
         guard snapshot.preview == nil else {
             core.log.debug("\(call): previewing, nothing stored")
             return

@@ -71,20 +71,6 @@ public final class ConvertContext: @unchecked Sendable {
         }
     }
 
-    /// Stores the creation attributes' report keys, once, if they waited for the first config.
-    /// They are stored as `setDefaultSegments` would (without announcing them): the JavaScript SDK
-    /// does so when a context is created, so a returning visitor keeps them and segment-gated
-    /// experiences see them.
-    @inline(__always)
-    func storeDeferredCreationSegments(_ installed: InstalledConfig) {
-        guard creationSegmentsDeferred, let creationSegments else { return }
-        let first: Bool = lock.withLock {
-            defer { creationSegmentsStored = true }
-            return !creationSegmentsStored
-        }
-        if first { _ = store(creationSegments, installed) }
-    }
-
     /// Stores `segments` as the visitor's; returns the visitor's data after.
     private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) -> VisitorData {
         core.ports.visitorStore.update(storeKey(installed)) { data -> VisitorData in
@@ -186,8 +172,12 @@ public final class ConvertContext: @unchecked Sendable {
                         stored: prefetched?.data, storedNamespace: prefetched?.namespaceHash ?? 0)
     }
 
-    /// What a decision call starts from: the installed config and the context's state, read
-    /// under one lock. `nil` (logged) when the visitor id is unusable or the SDK is not ready.
+    /// What every call that reads or writes the visitor's data starts from: the installed
+    /// config and the context's state, read under one lock (so the data prefetched at creation
+    /// serves the first call only). Creation attributes' report keys that waited for the first
+    /// config are stored here, once, as `setDefaultSegments` would without announcing them: the
+    /// JavaScript SDK stores them when a context is created, so a returning visitor keeps them.
+    /// `nil` (logged) when the visitor id is unusable or the SDK is not ready.
     func begin(_ call: String) -> (installed: InstalledConfig, snapshot: Snapshot)? {
         if let visitorIdProblem {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")

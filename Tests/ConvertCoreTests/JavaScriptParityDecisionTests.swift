@@ -58,6 +58,16 @@ private func editExperience(_ json: inout [String: Any], _ key: String, _ change
         #expect(await outsider.runExperience("sample_ab_test") == nil)
     }
 
+    @Test func segmentsAddedAfterCreationOpenASegmentGatedExperience() async throws {
+        // JS stores the custom segment, and the next decision's segment check reads the stored
+        // segments: the context's data from its creation is not used stale.
+        let harness = try await started(environment: "production")
+        let context = harness.sdk.createContext(visitorId: "seg-later", attributes: ["browser": "FF"])
+        context.setLocationProperties(["location": "statistics"])
+        #expect(await context.runCustomSegments(["test-segment-1"]) == ["10033690"])
+        #expect(await context.runExperience("sample_ab_test") != nil)
+    }
+
     @Test func theReportKeysOfAContextAreStoredAndSentWithItsEvents() async throws {
         let harness = try await started()
         let context = harness.sdk.createContext(visitorId: "report", attributes: [

@@ -194,13 +194,20 @@ enum MemoryVisitorIdStoreFactory {
     }
 }
 
-@Suite struct LockStripesTests {
+@Suite struct StripedValueTests {
     @Test func stripesSerializeTheirCriticalSections() {
         final class Box: @unchecked Sendable { var value = 0 }
         let box = Box()
+        let stripes = StripedValue(0)
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            for _ in 0..<10_000 { LockStripes.shared.withLock(42) { box.value += 1 } }
+            for _ in 0..<10_000 { stripes.read(42) { _ in box.value += 1 } }
         }
         #expect(box.value == 80_000)
+    }
+
+    @Test func anUpdateReachesEveryStripe() {
+        let stripes = StripedValue("old", stripes: 8)
+        stripes.update { $0 = "new" }
+        #expect((0..<64).allSatisfy { n in stripes.read(UInt64(n) << 7) { $0 == "new" } })
     }
 }
