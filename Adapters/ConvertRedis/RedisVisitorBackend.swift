@@ -19,13 +19,16 @@ import Foundation
 public struct RedisVisitorBackend: VisitorDataBackend {
     /// A hash under a visitor's key that this backend did not write.
     public struct InvalidRecord: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The Redis key (before the client's prefix).
         public let key: String
+        /// What is wrong with its value.
         public let reason: String
         public var description: String { "Redis key \(key) does not hold visitor data: \(reason)" }
     }
 
     private let client: RedisClient
 
+    /// Visitor data through `client`, with its key prefix and TTL.
     public init(client: RedisClient) {
         self.client = client
     }

@@ -20,6 +20,7 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable {
 
     private let state = Locked(State())
 
+    /// An empty, available backend.
     public init() {}
 
     /// Whether calls succeed; `false` makes every call throw ``Unavailable``.
@@ -77,6 +78,8 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable {
 /// try await VisitorDataBackendContract.verify(MyBackend(...))
 /// ```
 public enum VisitorDataBackendContract {
+    /// Checks `backend`, which must hold no data for `namespace`; throws ``ContractViolation``
+    /// naming the first broken promise.
     public static func verify(_ backend: any VisitorDataBackend, namespace: String = "1-2") async throws {
         func key(_ id: String) -> VisitorKey { VisitorKey(namespace: namespace, visitorId: id) }
         func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {

@@ -21,6 +21,7 @@ public struct VisitorCookie: Sendable, Hashable {
     public var name: String
     /// How long the browser keeps it.
     public var maxAge: Duration
+    /// The path the cookie is sent for (`/`: the whole site).
     public var path: String
     /// `nil` for the request's own host only.
     public var domain: String?
@@ -28,6 +29,7 @@ public struct VisitorCookie: Sendable, Hashable {
     public var secure: Bool
     /// Hidden from page scripts.
     public var httpOnly: Bool
+    /// Which cross-site requests carry the cookie.
     public var sameSite: SameSite
 
     /// The default cookie name.
