@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSupport"], path: "Modules/ConvertEvents"),
 
         .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
-        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertHashing", "ConvertSupport"], path: "Modules/ConvertStorage"),
+        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSupport"], path: "Modules/ConvertStorage"),
         // The in-memory structure stores are built on (ports and their values stay in Storage).
         .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
                 path: "Modules/ConvertVisitorTable"),
@@ -71,7 +71,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSupport"], path: "Adapters/ConvertMemory"),
-        .target(name: "ConvertFileStorage", dependencies: ["ConvertStorage", "ConvertSupport", "ConvertVisitor", "ConvertVisitorTable"],
+        .target(name: "ConvertFileStorage", dependencies: ["ConvertJSON", "ConvertStorage", "ConvertSupport", "ConvertVisitor", "ConvertVisitorTable"],
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSupport"],
                 path: "Adapters/ConvertURLSessionTransport"),
@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertMemory", "ConvertSupport", "ConvertVisitor"],
                 path: "Adapters/ConvertSharedStore"),
         // A Redis client speaking RESP2 over POSIX sockets.
-        .target(name: "ConvertRedis", dependencies: ["ConvertSupport", "ConvertStorage", "ConvertVisitor"], path: "Adapters/ConvertRedis"),
+        .target(name: "ConvertRedis", dependencies: ["ConvertSupport", "ConvertStorage", "ConvertVisitor", "ConvertJSON"], path: "Adapters/ConvertRedis"),
 
         // The umbrella: re-exports the façade and wires the default adapters.
         .target(
@@ -97,7 +97,7 @@ let package = Package(
             name: "ConvertTesting",
             dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore",
                            "ConvertMemory",
-                           "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
+                           "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor", "ConvertJSON"],
             path: "Adapters/ConvertTesting",
             resources: [.copy("Fixtures")]),
 

@@ -1,3 +1,4 @@
+import ConvertJSON
 import ConvertStorage
 import ConvertVisitor
 import Foundation
@@ -50,46 +51,61 @@ enum ChangeLine {
         out += Array(#","locations":"#.utf8)
         list(data.locations, &out)
         out += Array(#","segments":"#.utf8)
-        segments(data.segments, &out)
+        segments(data.segmentValues, &out)
         out += Array(#"},"k":"#.utf8)
         string(key, &out)
         out.append(UInt8(ascii: "}"))
         return out
     }
 
-    /// The report segments as a JSON object, keys in wire order, absent keys left out.
-    private static func segments(_ segments: VisitorSegments, _ out: inout [UInt8]) {
+    /// The report segments as a JSON object, keys in wire order, absent keys left out, each
+    /// value as the visitor gave it.
+    private static func segments(_ values: [String: JSONValue], _ out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var first = true
-        func name(_ key: String) {
+        for key in VisitorSegments.reportKeys {
+            guard let value = values[key] else { continue }
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             string(key, &out)
             out.append(UInt8(ascii: ":"))
+            json(value, &out)
         }
-        func text(_ key: String, _ value: String?) {
-            guard let value else { return }
-            name(key)
-            string(value, &out)
-        }
-        func texts(_ key: String, _ values: [String]?) {
-            guard let values else { return }
-            name(key)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Any JSON value; object members sorted by name so equal values write equal lines.
+    private static func json(_ value: JSONValue, _ out: inout [UInt8]) {
+        switch value {
+        case .null: out += Array("null".utf8)
+        case .bool(let flag): out += Array((flag ? "true" : "false").utf8)
+        case .number(let number):
+            // ECMAScript's shortest form reads back to the same double; JSON has no NaN or infinity.
+            if !number.isFinite {
+                out += Array("null".utf8)
+            } else if number == 0 && number.sign == .minus {
+                out += Array("-0".utf8)
+            } else {
+                out += Array(JavaScriptNumber.string(number).utf8)
+            }
+        case .string(let text): string(text, &out)
+        case .array(let elements):
             out.append(UInt8(ascii: "["))
-            for (i, value) in values.enumerated() {
+            for (i, element) in elements.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                string(value, &out)
+                json(element, &out)
             }
             out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, name) in members.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                string(name, &out)
+                out.append(UInt8(ascii: ":"))
+                json(members[name] ?? .null, &out)
+            }
+            out.append(UInt8(ascii: "}"))
         }
-        text("country", segments.country)
-        text("browser", segments.browser)
-        texts("devices", segments.devices)
-        text("source", segments.source)
-        text("campaign", segments.campaign)
-        text("visitorType", segments.visitorType)
-        texts("customSegments", segments.customSegments)
-        out.append(UInt8(ascii: "}"))
     }
 
     private static func list(_ values: Set<String>, _ out: inout [UInt8]) {
@@ -134,32 +150,33 @@ private struct Reader {
               let key = VisitorKey(storeKey: storeKey) else {
             return nil
         }
-        return (key, VisitorData(bucketing: bucketing, goals: goals, segments: segments, locations: locations))
+        return (key, VisitorData(bucketing: bucketing, goals: goals, segmentValues: segments, locations: locations))
     }
 
-    /// `{…}` with the report keys in the order `encode` writes them.
-    private mutating func segments() -> VisitorSegments? {
+    /// `{…}` with the report keys in the order `encode` writes them, each a string or a list of
+    /// strings (the usual values); `nil` for anything else, which `JSONDecoder` then reads.
+    private mutating func segments() -> [String: JSONValue]? {
         guard byte(UInt8(ascii: "{")) else { return nil }
-        var segments = VisitorSegments()
+        var segments: [String: JSONValue] = [:]
         if byte(UInt8(ascii: "}")) { return segments }
         var first = true
-        func key(_ name: StaticString) -> Bool {
+        for name in VisitorSegments.reportKeys {
             let mark = i
-            if !first && !byte(UInt8(ascii: ",")) { return false }
-            guard byte(UInt8(ascii: "\"")), literal(name), literal(#"":"#) else {
+            if !first && !byte(UInt8(ascii: ",")) { break }
+            guard let key = string(), key == name else {
                 i = mark
-                return false
+                continue
             }
+            guard byte(UInt8(ascii: ":")) else { return nil }
             first = false
-            return true
+            if let text = string() {
+                segments[name] = .string(text)
+            } else if let list = orderedList() {
+                segments[name] = .array(list.map(JSONValue.string))
+            } else {
+                return nil
+            }
         }
-        if key("country") { guard let v = string() else { return nil }; segments.country = v }
-        if key("browser") { guard let v = string() else { return nil }; segments.browser = v }
-        if key("devices") { guard let v = orderedList() else { return nil }; segments.devices = v }
-        if key("source") { guard let v = string() else { return nil }; segments.source = v }
-        if key("campaign") { guard let v = string() else { return nil }; segments.campaign = v }
-        if key("visitorType") { guard let v = string() else { return nil }; segments.visitorType = v }
-        if key("customSegments") { guard let v = orderedList() else { return nil }; segments.customSegments = v }
         return byte(UInt8(ascii: "}")) ? segments : nil
     }
 

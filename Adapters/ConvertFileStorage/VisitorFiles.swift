@@ -81,7 +81,7 @@ enum VisitorFiles {
         if !goals.isSubset(of: existing.goals) { existing.goals.formUnion(goals) }
         let locations = incoming.locations
         if !locations.isSubset(of: existing.locations) { existing.locations.formUnion(locations) }
-        if let segments = incoming.storedSegments { existing.segments = existing.segments.merging(segments) }
+        if let segments = incoming.storedSegmentValues { existing.storeSegmentValues(segments) }
     }
 }
 

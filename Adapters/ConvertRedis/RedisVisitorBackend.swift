@@ -1,3 +1,4 @@
+import ConvertJSON
 import ConvertStorage
 import ConvertVisitor
 import Foundation
@@ -100,7 +101,7 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         }
         var replaced: [String: Data] = [:]
         if !data.locations.isEmpty { replaced["l"] = try JSONEncoder().encode(data.locations.sorted()) }
-        if !data.segments.isEmpty { replaced["s"] = try JSONEncoder().encode(data.segments) }
+        if !data.segmentValues.isEmpty { replaced["s"] = try JSONEncoder().encode(data.segmentValues) }
         if !replaced.isEmpty { commands.append(.hset(key, replaced)) }
         if let ttl { commands.append(.expire(key, ttl: ttl)) }
         return commands
@@ -110,7 +111,7 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         var bucketing: [String: String] = [:]
         var goals: Set<String> = []
         var locations: Set<String> = []
-        var segments = VisitorSegments()
+        var segments: [String: JSONValue] = [:]
         var recognized = 0
         for (name, value) in fields {
             if name.hasPrefix("d:") {
@@ -126,7 +127,7 @@ public struct RedisVisitorBackend: VisitorDataBackend {
                 locations = Set(list)
                 recognized += 1
             } else if name == "s" {
-                guard let decoded = try? JSONDecoder().decode(VisitorSegments.self, from: value) else {
+                guard let decoded = try? JSONDecoder().decode([String: JSONValue].self, from: value) else {
                     throw InvalidRecord(key: key, reason: "field s is not JSON segments")
                 }
                 segments = decoded
@@ -136,6 +137,6 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         guard recognized > 0 || fields.isEmpty else {
             throw InvalidRecord(key: key, reason: "no field of visitor data (fields: \(fields.keys.sorted().prefix(5).joined(separator: ", ")))")
         }
-        return VisitorData(bucketing: bucketing, goals: goals, segments: segments, locations: locations)
+        return VisitorData(bucketing: bucketing, goals: goals, segmentValues: segments, locations: locations)
     }
 }

@@ -151,7 +151,8 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
             let stored = try await backend.load(key)
             state.withValue { $0.counters.loads += 1 }
             guard let stored else { return .notFound }
-            local.update(key) { data in data = Self.merged(stored: stored, local: data) }
+            let unsaved = state.withValue { $0.dirty[key] != nil || $0.inFlight[key] != nil }
+            local.update(key) { data in data = Self.merged(stored: stored, local: data, localUnsaved: unsaved) }
             return .loaded
         } catch {
             state.withValue { $0.counters.loadFailures += 1 }
@@ -308,15 +309,21 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
     // MARK: Merging
 
     /// Loaded data merged with what this instance holds: stored decisions first, goals and
-    /// locations united, this instance's segments over the stored ones.
-    static func merged(stored: VisitorData, local: VisitorData) -> VisitorData {
+    /// locations united. Segments: this instance's over the stored ones while it has changes
+    /// not yet written; otherwise its copy is older than (or the same as) the stored one, which
+    /// is taken.
+    static func merged(stored: VisitorData, local: VisitorData, localUnsaved: Bool) -> VisitorData {
         var out = stored
         var bucketing = stored.bucketing
         for (experience, variation) in local.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
         out.bucketing = bucketing
         out.goals = stored.goals.union(local.goals)
         out.locations = stored.locations.union(local.locations)
-        out.segments = stored.segments.merging(local.segments)
+        if localUnsaved {
+            out.segmentValues = VisitorSegments.storing(local.segmentValues, over: stored.segmentValues)
+        } else if stored.segmentValues.isEmpty {
+            out.segmentValues = local.segmentValues
+        }
         return out
     }
 

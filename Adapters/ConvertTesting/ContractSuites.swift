@@ -1,3 +1,4 @@
+import ConvertJSON
 import ConvertModel
 import ConvertStorage
 import ConvertVisitor
@@ -35,6 +36,9 @@ public enum VisitorDataStoreContract {
         try require(store.data(for: "a-b-v1")?.bucketing == ["e1": "x1"], "data must read back")
         store.update("a-b-v2") { $0.segments = VisitorSegments(country: "DE", customSegments: ["s1"]) }
         try require(store.data(for: "a-b-v2")?.segments.customSegments == ["s1"], "segments must read back")
+        store.update("a-b-shapes") { $0.segmentValues = SegmentShapes.values }
+        try require(store.data(for: "a-b-shapes")?.segmentValues == SegmentShapes.values,
+                    "segment values must read back as given: \(store.data(for: "a-b-shapes")?.segmentValues ?? [:])")
         store.update("a-b-v3") { _ in }
         try require(store.data(for: "a-b-v3") == nil, "an update that leaves data empty must not create a record")
 
@@ -55,8 +59,19 @@ public enum VisitorDataStoreContract {
             try require(again.data(for: "a-b-v1")?.bucketing == ["e1": "x1"], "decisions must survive reopening")
             try require(again.data(for: "a-b-v1")?.goals == ["g1"], "goal marks must survive reopening")
             try require(again.data(for: "a-b-many")?.bucketing.count == 100, "all updates must survive reopening")
+            try require(again.data(for: "a-b-shapes")?.segmentValues == SegmentShapes.values,
+                        "segment values must survive reopening as given: \(again.data(for: "a-b-shapes")?.segmentValues ?? [:])")
         }
     }
+}
+
+/// Report segment values of every JSON shape a visitor can give, which stores must keep as
+/// they are (audiences of a returning visitor read them back).
+public enum SegmentShapes {
+    public static let values: [String: JSONValue] = [
+        "country": 1e21, "browser": "", "devices": "s", "source": ["pro": 1, "tags": ["a", 2, nil]],
+        "campaign": [], "visitorType": nil, "customSegments": ["8500600,x", 600600, true],
+    ]
 }
 
 /// Behaviour every ``ByteStore`` adapter must show.

@@ -55,7 +55,7 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable {
             stored.bucketing = bucketing
             stored.goals = stored.goals.union(data.goals)
             if !data.locations.isEmpty { stored.locations = data.locations }
-            if !data.segments.isEmpty { stored.segments = data.segments }
+            if !data.segmentValues.isEmpty { stored.segmentValues = data.segmentValues }
             state.records[key] = stored
             return stored
         }
@@ -112,6 +112,10 @@ public enum VisitorDataBackendContract {
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try check(winners == 1, "concurrent records of one goal must have one winner, got \(winners)")
+
+        _ = try await backend.save(key("shapes"), VisitorData(bucketing: [:], segmentValues: SegmentShapes.values))
+        let shapes = try await backend.load(key("shapes"))?.segmentValues
+        try check(shapes == SegmentShapes.values, "segment values must load back as given: \(shapes ?? [:])")
 
         let records = (0..<20).map { (key("batch-\($0)"), VisitorData(bucketing: ["e": "v\($0)"])) }
         let stored = try await backend.saveAll(records)

@@ -92,7 +92,7 @@ extension ConvertContext {
         return DecisionInput(installed: installed, visitorId: visitorId, key: key,
                              stored: stored,
                              attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
-                             hashSeed: core.configuration.hashSeed)
+                             creationSegments: creationSegments, hashSeed: core.configuration.hashSeed)
     }
 
     /// This visitor's key in the visitor store.

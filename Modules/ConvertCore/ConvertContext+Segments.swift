@@ -7,14 +7,17 @@ import ConvertVisitor
 
 extension ConvertContext {
     /// Sets the visitor's report segments (country, browser, devices, source, campaign,
-    /// visitorType, customSegments); keys left `nil` keep their stored value.
+    /// visitorType, customSegments); keys left `nil` keep their stored value, lists are united
+    /// with the stored ones.
     public func setDefaultSegments(_ segments: VisitorSegments) async {
-        updateSegments(call: "setDefaultSegments") { $0.merging(segments) }
+        updateSegments(call: "setDefaultSegments") { _ in segments.ruleData }
     }
 
-    /// Sets report segments from a map, keeping only the report keys.
+    /// Sets report segments from a map, keeping only the report keys, each with its value as
+    /// given (audiences read it back unchanged; tracking sends its string form).
     public func setDefaultSegments(_ values: [String: JSONValue]) async {
-        await setDefaultSegments(VisitorSegments(filtering: values))
+        let values = VisitorSegments.reportValues(in: values)
+        updateSegments(call: "setDefaultSegments") { _ in values }
     }
 
     /// Adds the custom segments with these keys; with `ruleData`, only those whose rules match it.
@@ -32,27 +35,40 @@ extension ConvertContext {
             ids.append(segment.id)
         }
         var added: [String] = []
-        updateSegments(call: "runCustomSegments") { segments in
-            var current = segments.customSegments ?? []
-            for id in ids where !current.contains(id) {
-                current.append(id)
-                added.append(id)
+        updateSegments(call: "runCustomSegments") { stored in
+            // The stored ids as given (a single id counts as one), compared by their string form.
+            let current: [JSONValue]
+            switch stored[VisitorSegments.customSegmentsKey] {
+            case nil, .null?: current = []
+            case .array(let elements)?: current = elements
+            case let single?: current = [single]
             }
-            var next = segments
-            next.customSegments = current
-            return next
+            var known = Set(current.map(\.javaScriptString))
+            added = ids.filter { known.insert($0).inserted }
+            guard !added.isEmpty else { return [:] }
+            return [VisitorSegments.customSegmentsKey: .array(current + added.map(JSONValue.string))]
         }
         return added
     }
 
-    /// The visitor's stored segments.
+    /// The visitor's stored segments, in their string form.
     public func segments() async -> VisitorSegments {
-        guard let installed = core.current(visitorHash) else { return VisitorSegments() }
-        return core.ports.visitorStore.data(for: storeKey(installed))?.segments
-            ?? VisitorSegments()
+        storedData()?.segments ?? VisitorSegments()
     }
 
-    private func updateSegments(call: String, _ change: (VisitorSegments) -> VisitorSegments) {
+    /// The visitor's stored segments with their values as given (what audiences read).
+    public func segmentValues() async -> [String: JSONValue] {
+        storedData()?.segmentValues ?? [:]
+    }
+
+    private func storedData() -> VisitorData? {
+        guard let installed = core.current(visitorHash) else { return nil }
+        return core.ports.visitorStore.data(for: storeKey(installed))
+    }
+
+    /// Stores the report values `change` makes of the stored ones over them; announces the
+    /// segments when that changed them.
+    private func updateSegments(call: String, _ change: ([String: JSONValue]) -> [String: JSONValue]) {
         guard let (installed, snapshot) = begin(call) else { return }
         guard snapshot.preview == nil else {
             core.log.debug("\(call): previewing, nothing stored")
@@ -60,10 +76,9 @@ extension ConvertContext {
         }
         let key = storeKey(installed)
         let updated: VisitorSegments? = core.ports.visitorStore.update(key) { data in
-            let next = change(data.segments)
-            guard next != data.segments else { return nil }
-            data.segments = next
-            return next
+            let values = change(data.segmentValues)
+            guard !values.isEmpty, data.storeSegmentValues(values) else { return nil }
+            return data.segments
         }
         if let updated {
             core.events.fire(.segments, .segments(SegmentsPayload(visitorId: visitorId, segments: updated)))

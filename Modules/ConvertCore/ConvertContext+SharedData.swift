@@ -15,7 +15,7 @@ extension ConvertContext {
         if let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
            let installed = core.current(visitorHash), visitorIdProblem == nil {
             result = await shared.load(storeKey(installed))
-            dropPrefetchedData()
+            visitorDataLoaded(installed)
         } else {
             result = .notShared
         }
@@ -38,7 +38,7 @@ extension ConvertSwiftSDK {
     /// ``ConvertContext/loadVisitorData()``); with a store that is not shared, the same as
     /// ``createContext(visitorId:attributes:)``.
     public func loadContext(visitorId: String, attributes: [String: JSONValue] = [:]) async -> ConvertContext {
-        let context = createContext(visitorId: visitorId, attributes: attributes)
+        let context = ConvertContext(core: core, visitorId: visitorId, attributes: attributes, deferringSegments: true)
         await context.loadVisitorData()
         return context
     }

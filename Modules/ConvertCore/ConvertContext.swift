@@ -22,9 +22,10 @@ public final class ConvertContext: @unchecked Sendable {
     private var attributes: [String: JSONValue]
     private var locationProperties: [String: JSONValue] = [:]
     private var preview: PreviewTarget?
-    /// The report keys among the creation attributes, stored as the visitor's segments once a
-    /// config is installed (`nil` when there are none, or when the context previews).
-    private let creationSegments: VisitorSegments?
+    /// The report keys among the creation attributes with their values as given, stored as the
+    /// visitor's segments once a config is installed (`nil` when there are none, or when the
+    /// context previews). Audiences read these keys from the store, as the JavaScript SDK does.
+    let creationSegments: [String: JSONValue]?
     /// Whether they still wait for a config (the context was created before readiness).
     private let creationSegmentsDeferred: Bool
     private var creationSegmentsStored = false
@@ -44,7 +45,10 @@ public final class ConvertContext: @unchecked Sendable {
     /// The longest visitor id accepted, in UTF-8 bytes.
     public static let maximumVisitorIdBytes = 1024
 
-    init(core: SDKCore, visitorId: String, attributes: [String: JSONValue]) {
+    /// - Parameter deferringSegments: store the creation segments at the first call rather than
+    ///   now (a context whose visitor is loaded from a shared store first, so they go over what
+    ///   was loaded).
+    init(core: SDKCore, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
         self.core = core
         self.visitorId = visitorId
         self.attributes = attributes
@@ -60,9 +64,9 @@ public final class ConvertContext: @unchecked Sendable {
         if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
             preview = PreviewTarget(parsing: raw)
         }
-        let segments = VisitorSegments(filtering: attributes)
+        let segments = VisitorSegments.reportValues(in: attributes)
         creationSegments = segments.isEmpty || preview != nil || visitorIdProblem != nil ? nil : segments
-        let installed = creationSegments == nil ? nil : core.current(visitorHash)
+        let installed = creationSegments == nil || deferringSegments ? nil : core.current(visitorHash)
         creationSegmentsDeferred = creationSegments != nil && installed == nil
         if let installed, let creationSegments {
             // No other thread sees this context yet: no once-flag needed.
@@ -72,10 +76,9 @@ public final class ConvertContext: @unchecked Sendable {
     }
 
     /// Stores `segments` as the visitor's; returns the visitor's data after.
-    private func store(_ segments: VisitorSegments, _ installed: InstalledConfig) -> VisitorData {
+    private func store(_ segments: [String: JSONValue], _ installed: InstalledConfig) -> VisitorData {
         core.ports.visitorStore.update(storeKey(installed)) { data -> VisitorData in
-            if data.storedSegmentsHold(segments) { return data }
-            data.segments = data.segments.merging(segments)
+            data.storeSegmentValues(segments)
             return data
         }
     }
@@ -141,9 +144,15 @@ public final class ConvertContext: @unchecked Sendable {
         lock.withLock { loadResult = result }
     }
 
-    /// Forgets the data prefetched at creation (a load changed the store under it).
-    func dropPrefetchedData() {
-        lock.withLock { prefetched = nil }
+    /// Forgets the data prefetched at creation (a load changed the store under it) and stores
+    /// the creation segments again over what was loaded, as a returning visitor's new values
+    /// go over its stored ones.
+    func visitorDataLoaded(_ installed: InstalledConfig) {
+        let restore = lock.withLock { () -> Bool in
+            prefetched = nil
+            return creationSegmentsStored
+        }
+        if restore, let creationSegments { _ = store(creationSegments, installed) }
     }
 
     /// Whether a preview is set.

@@ -13,45 +13,37 @@ struct DecisionInput {
     let stored: VisitorData
     let attributes: [String: JSONValue]
     let locationProperties: [String: JSONValue]
+    /// The report keys of the context's creation attributes, when they were stored.
+    let creationSegments: [String: JSONValue]?
     let hashSeed: UInt32
 }
 
 extension DecisionInput {
-    /// Audience data: the visitor's stored segments deep-merged with the context's attributes
-    /// (attributes win; arrays are united), as the JavaScript SDK builds it.
+    /// Audience data, built as the JavaScript SDK builds it: the visitor's stored segments
+    /// deep-merged with the context's attributes (attributes win; arrays are united). The report
+    /// keys the context was created with are read from the store alone — they were stored from
+    /// these very attributes, maybe merged since with what other calls stored — unless the
+    /// context has changed them.
     var audienceData: [String: JSONValue] {
-        guard let segments = stored.storedSegments, !segments.isEmpty else { return attributes }
-        // Usually the attributes already hold every stored key (they were stored from these
-        // very attributes), and the merge would change nothing.
-        return attributesCover(segments) ? attributes : JSONValue.deepMerging(segments.ruleData, attributes)
-    }
-
-    /// Whether merging `segments` under the attributes would leave the attributes as they are.
-    private func attributesCover(_ segments: VisitorSegments) -> Bool {
-        func text(_ key: String, _ value: String?) -> Bool { value == nil || attributes[key] != nil }
-        func list(_ key: String, _ ids: [String]?) -> Bool {
-            guard let ids else { return true }
-            guard let value = attributes[key] else { return false }
-            if case .object = value { return false }  // an array and an object merge into an object
-            guard case .array(let elements) = value else { return true }
-            for (i, element) in elements.enumerated() where element.isScalar && elements[..<i].contains(element) {
-                return false  // the union would drop the repeat
+        guard let stored = stored.storedSegmentValues else { return attributes }
+        if attributesCover(stored) { return attributes }
+        var overlay = attributes
+        if let creationSegments {
+            for (key, value) in creationSegments where stored[key] != nil && attributes[key] == value {
+                overlay[key] = nil
             }
-            return ids.allSatisfy { elements.contains(.string($0)) }
         }
-        return text("country", segments.country) && text("browser", segments.browser)
-            && list("devices", segments.devices) && text("source", segments.source)
-            && text("campaign", segments.campaign) && text("visitorType", segments.visitorType)
-            && list(VisitorSegments.customSegmentsKey, segments.customSegments)
+        return JSONValue.deepMerging(stored, overlay)
     }
-}
 
-private extension JSONValue {
-    var isScalar: Bool {
-        switch self {
-        case .array, .object: return false
-        default: return true
+    /// Whether the merge would give the attributes back: every stored key holds the attribute's
+    /// value, and that value merges into itself or is an unchanged creation value.
+    private func attributesCover(_ stored: [String: JSONValue]) -> Bool {
+        for (key, value) in stored {
+            guard let given = attributes[key], given == value else { return false }
+            if !value.mergesIntoItself && creationSegments?[key] != given { return false }
         }
+        return true
     }
 }
 

@@ -1,4 +1,5 @@
 import ConvertHashing
+import ConvertJSON
 import ConvertSupport
 import ConvertVisitor
 import Foundation
@@ -29,6 +30,15 @@ public struct VisitorData: Sendable, Hashable, Codable {
         self.segments = segments
     }
 
+    /// Data with these decisions, goals, segment values (see ``segmentValues``) and locations.
+    public init(bucketing: [String: String], goals: Set<String> = [], segmentValues: [String: JSONValue],
+                locations: Set<String> = []) {
+        self.bucketing = bucketing
+        self.goals = goals
+        self.locations = locations
+        self.segmentValues = segmentValues
+    }
+
     /// Sticky decisions: experience id → variation id.
     public var bucketing: [String: String] {
         get {
@@ -56,20 +66,40 @@ public struct VisitorData: Sendable, Hashable, Codable {
         set { replaceSection(2, with: newValue) }
     }
 
-    /// Report segments, custom segments among them.
-    public var segments: VisitorSegments {
-        get { segmentsBox?.value ?? VisitorSegments() }
-        set { segmentsBox = newValue.isEmpty ? nil : SegmentsBox.interned(newValue) }
+    /// Report segments as the visitor gave them: the report keys (``VisitorSegments/reportKeys``)
+    /// with their JSON values unchanged — a number stays a number, a single value is not made a
+    /// list, `null` is kept — so a returning visitor's audiences read what its earlier calls
+    /// supplied. Setting it keeps only the report keys.
+    public var segmentValues: [String: JSONValue] {
+        get { segmentsBox?.values ?? [:] }
+        set {
+            let values = VisitorSegments.reportValues(in: newValue)
+            segmentsBox = values.isEmpty ? nil : SegmentsBox.interned(values)
+        }
     }
 
-    /// The segments, or `nil` when none are stored (without building an empty value).
-    package var storedSegments: VisitorSegments? { segmentsBox?.value }
+    /// Report segments in their string form, as tracking sends them (see
+    /// ``VisitorSegments/init(filtering:)``); setting it stores the strings and string lists.
+    public var segments: VisitorSegments {
+        get { segmentsBox?.segments ?? VisitorSegments() }
+        set { segmentValues = newValue.ruleData }
+    }
 
-    /// Whether storing `segments` would leave the stored ones unchanged (see
-    /// `VisitorSegments.holds`), read in place rather than copied out.
-    package func storedSegmentsHold(_ segments: VisitorSegments) -> Bool {
-        guard let box = segmentsBox else { return false }
-        return box.value.holds(segments)
+    /// The string form of the segments, or `nil` when none are stored (without building an
+    /// empty value).
+    package var storedSegments: VisitorSegments? { segmentsBox?.segments }
+
+    /// The segment values, or `nil` when none are stored.
+    package var storedSegmentValues: [String: JSONValue]? { segmentsBox?.values }
+
+    /// Stores report values over the stored ones as the JavaScript SDK does
+    /// (``VisitorSegments/storing(_:over:)``); returns whether anything changed.
+    @discardableResult
+    package mutating func storeSegmentValues(_ values: [String: JSONValue]) -> Bool {
+        let stored = segmentsBox?.values ?? [:]
+        guard !VisitorSegments.storingChangesNothing(values, over: stored) else { return false }
+        segmentValues = VisitorSegments.storing(values, over: stored)
+        return true
     }
 
     /// The variation id stored for an experience id.
@@ -240,7 +270,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(bucketing: try c.decodeIfPresent([String: String].self, forKey: .bucketing) ?? [:],
                   goals: try c.decodeIfPresent(Set<String>.self, forKey: .goals) ?? [],
-                  segments: try c.decodeIfPresent(VisitorSegments.self, forKey: .segments) ?? VisitorSegments(),
+                  segmentValues: try c.decodeIfPresent([String: JSONValue].self, forKey: .segments) ?? [:],
                   locations: try c.decodeIfPresent(Set<String>.self, forKey: .locations) ?? [])
     }
 
@@ -248,17 +278,17 @@ public struct VisitorData: Sendable, Hashable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(bucketing, forKey: .bucketing)
         try c.encode(goals, forKey: .goals)
-        try c.encode(segments, forKey: .segments)
+        try c.encode(segmentValues, forKey: .segments)
         try c.encode(locations, forKey: .locations)
     }
 
     public static func == (lhs: VisitorData, rhs: VisitorData) -> Bool {
-        lhs.words == rhs.words && lhs.segments == rhs.segments
+        lhs.words == rhs.words && lhs.segmentValues == rhs.segmentValues
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(words)
-        hasher.combine(segments)
+        hasher.combine(segmentValues)
     }
 }
 
@@ -298,17 +328,22 @@ public protocol VisitorIdStore: Sendable {
     func saveVisitorId(_ id: String)
 }
 
-/// An immutable box for a visitor's segments.
+/// An immutable box for a visitor's segment values and their string form.
 private final class SegmentsBox: Sendable {
-    let value: VisitorSegments
-    init(_ value: VisitorSegments) { self.value = value }
+    let values: [String: JSONValue]
+    /// Computed once per box: tracking reads it for every event.
+    let segments: VisitorSegments
+    init(_ values: [String: JSONValue]) {
+        self.values = values
+        segments = VisitorSegments(filtering: values)
+    }
 
     /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
     /// and devices, so one box serves them all instead of ~130 bytes per visitor. The table is
     /// split in stripes chosen by the value and the calling thread, so threads storing segments
     /// neither queue for one lock nor share one box's reference count (a value has at most one
     /// box per stripe).
-    static func interned(_ value: VisitorSegments) -> SegmentsBox {
+    static func interned(_ value: [String: JSONValue]) -> SegmentsBox {
         var hasher = Hasher()
         hasher.combine(value)
         hasher.combine(currentThreadHash())
@@ -321,9 +356,9 @@ private final class SegmentsBox: Sendable {
 
 /// One stripe of the segment box table.
 private final class Interner: Sendable {
-    private let boxes = Locked<[VisitorSegments: SegmentsBox]>([:])
+    private let boxes = Locked<[[String: JSONValue]: SegmentsBox]>([:])
 
-    func intern(_ value: VisitorSegments) -> SegmentsBox? {
+    func intern(_ value: [String: JSONValue]) -> SegmentsBox? {
         boxes.withValue { boxes in
             if let box = boxes[value] { return box }
             // Bounded: a flood of distinct values only costs the sharing, never memory.

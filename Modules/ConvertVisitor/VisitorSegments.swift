@@ -32,7 +32,9 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// The report keys, in wire order.
     public static let reportKeys = ["country", "browser", "devices", "source", "campaign", "visitorType", "customSegments"]
 
-    /// Keeps only the report keys of `values`; strings become strings, string arrays arrays.
+    /// The string form of the report keys of `values`, as tracking sends them: text keys take
+    /// the value's JavaScript string form, list keys its elements' (a single value becomes a
+    /// one-element list); `null` values are left out.
     public init(filtering values: [String: JSONValue]) {
         self.init()
         // One pass over the (few) attributes instead of seven hashed lookups.
@@ -53,6 +55,43 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     private static func list(_ value: JSONValue) -> [String] {
         if case .array(let items) = value { return items.map(\.javaScriptString) }
         return [value.javaScriptString]
+    }
+
+    /// The report keys of `values` with their values as given, `null` included: what the SDK
+    /// stores as the visitor's segments, so that a returning visitor's rules read exactly what an
+    /// earlier call supplied (see ``VisitorData/segmentValues``).
+    public static func reportValues(in values: [String: JSONValue]) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for (key, value) in values where reportKeys.contains(key) { out[key] = value }
+        return out
+    }
+
+    /// Stored segment values with `new` stored over them, as the JavaScript SDK stores segments:
+    /// two arrays are united (the new elements first, repeated scalars once), two objects merged
+    /// member by member, and any other new value (`null` included) replaces the stored one. One
+    /// deliberate difference: a stored single `customSegments` id followed by a list of ids is
+    /// united with the list rather than replaced by it.
+    public static func storing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> [String: JSONValue] {
+        guard !stored.isEmpty else { return new }
+        var overlay = new
+        if case .array(let ids)? = new[customSegmentsKey], let old = stored[customSegmentsKey], old.isSingleId {
+            let united = JSONValue.deepMerging([customSegmentsKey: .array([old])], [customSegmentsKey: .array(ids)])
+            overlay[customSegmentsKey] = united[customSegmentsKey]
+        }
+        return JSONValue.deepMerging(stored, overlay)
+    }
+
+    /// Whether storing `new` over `stored` would leave `stored` as it is; decided without
+    /// building the merged values in the usual case of a visitor giving the same values again.
+    public static func storingChangesNothing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
+        for (key, value) in new {
+            guard let old = stored[key] else { return false }
+            if old == value {
+                if value.mergesIntoItself { continue }
+            }
+            return storing(new, over: stored) == stored
+        }
+        return true
     }
 
     /// Whether no key is set.
@@ -105,3 +144,32 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
 
 /// The name the seed documents use for ``VisitorSegments``.
 public typealias Segments = VisitorSegments
+
+extension JSONValue {
+    /// A value the store treats as one `customSegments` id: neither a list, an object nor `null`.
+    fileprivate var isSingleId: Bool {
+        switch self {
+        case .array, .object, .null: return false
+        default: return true
+        }
+    }
+
+    /// Whether deep-merging the value with an equal copy of itself gives it back: not so for an
+    /// array holding a repeated scalar, an array or an object (a JavaScript union keeps every
+    /// array and object it meets).
+    package var mergesIntoItself: Bool {
+        switch self {
+        case .array(let elements):
+            var seen = Set<JSONValue>()
+            for element in elements {
+                switch element {
+                case .array, .object: return false
+                default: if !seen.insert(element).inserted { return false }
+                }
+            }
+            return true
+        case .object(let members): return members.values.allSatisfy(\.mergesIntoItself)
+        default: return true
+        }
+    }
+}
