@@ -4,7 +4,7 @@ import Foundation
 /// `convert decide`: every experience and feature for each visitor of a JSON-lines input.
 enum DecideCommand {
     static let help = """
-    usage: convert decide --config FILE [--input FILE|-] [--environment ENV] [--format json|table]
+    usage: convert decide --config FILE [--input FILE|-] [--environment ENV] [--format json|table] [--details]
 
     Decides every experience and feature of the config for each visitor, offline (no network,
     no tracking). The config may be the raw CDN body or {"environment": ..., "data": {...}}.
@@ -16,6 +16,11 @@ enum DecideCommand {
     --format json (the default): one JSON object per visitor, written as soon as it is decided,
       {"visitorId": "...", "experiences": {"<key>": "<variationKey>" | null, ...},
        "features": {"<key>": {"status": "enabled" | "disabled", "variables": {...}}, ...}}
+    --details: with --format json, each object also has "details": per experience
+      {"reason", "decisionReason", "errorCode"?, "gate"?} (reason in OpenFeature's terms:
+      targetingMatch, split, cached, static, disabled, default, error; gate: the check that
+      kept the visitor out, e.g. {"audiences": ["<id>", ...]}), and per feature
+      {"reason", "experience"?} (the experience that switched it on).
     --format table: aligned columns for reading, the visitor then one column per experience
       key with the variation key or -; printed when the input ends, since the columns are
       sized to fit every row.
@@ -25,8 +30,11 @@ enum DecideCommand {
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let args = try Arguments(arguments, options: ["config", "input", "visitors", "environment", "format"], flags: [])
+        let args = try Arguments(arguments, options: ["config", "input", "visitors", "environment", "format"],
+                                 flags: ["details"])
         let table = try args.choice("format", of: ["json", "table"], default: "json") == "table"
+        let details = args.flag("details")
+        if details && table { throw UsageError("--details goes with --format json") }
         var inputPath = args.value("input") ?? "-", inputOption = "input"
         if let legacy = args.value("visitors") {
             guard args.value("input") == nil else { throw UsageError("give --input only (--visitors is its deprecated name)") }
@@ -46,7 +54,7 @@ enum DecideCommand {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             do {
                 let visitor = try VisitorLine(Array(line))
-                let decision = decide(visitor, sdk, experienceKeys: experienceKeys)
+                let decision = decide(visitor, sdk, experienceKeys: experienceKeys, details: details)
                 if table {
                     rows.append([visitor.visitorId] + experienceKeys.map { decision["experiences"]?[$0]?.stringValue ?? "-" })
                 } else {
@@ -61,18 +69,53 @@ enum DecideCommand {
         return failed ? 1 : 0
     }
 
-    static func decide(_ visitor: VisitorLine, _ sdk: ConvertSwiftSDK, experienceKeys: [String]) -> JSONValue {
+    static func decide(_ visitor: VisitorLine, _ sdk: ConvertSwiftSDK, experienceKeys: [String],
+                       details: Bool = false) -> JSONValue {
         let context = sdk.createContext(visitorId: visitor.visitorId, attributes: visitor.attributes)
         context.setLocationProperties(visitor.locationProperties)
         var experiences: [String: JSONValue] = [:]
+        var experienceDetails: [String: VariationDetail] = [:]
         for key in experienceKeys {
-            experiences[key] = context.variation(forExperience: key).map { .string($0.key ?? $0.id) } ?? .null
+            let detail = context.variationDetail(forExperience: key)
+            experiences[key] = detail.variant.map(JSONValue.string) ?? .null
+            if details { experienceDetails[key] = detail }
         }
         var features: [String: JSONValue] = [:]
+        var featureDetails: [String: JSONValue] = [:]
         for feature in context.features() {
             features[feature.key] = ["status": .string(feature.status.rawValue), "variables": .object(feature.variables)]
+            guard details else { continue }
+            if let carrier = feature.experienceKey, feature.isEnabled {
+                let reason = experienceDetails[carrier]?.reason ?? .default
+                featureDetails[feature.key] = ["reason": .string(reason.rawValue), "experience": .string(carrier)]
+            } else {
+                featureDetails[feature.key] = ["reason": .string(EvaluationReason.default.rawValue)]
+            }
         }
-        return ["visitorId": .string(visitor.visitorId), "experiences": .object(experiences), "features": .object(features)]
+        var out: [String: JSONValue] = ["visitorId": .string(visitor.visitorId), "experiences": .object(experiences),
+                                        "features": .object(features)]
+        if details {
+            out["details"] = ["experiences": .object(experienceDetails.mapValues(json)), "features": .object(featureDetails)]
+        }
+        return .object(out)
+    }
+
+    /// A detail as JSON: the reasons, the error code and the gate when there are.
+    static func json(_ detail: VariationDetail) -> JSONValue {
+        var out: [String: JSONValue] = ["reason": .string(detail.reason.rawValue),
+                                        "decisionReason": .string(detail.decisionReason.rawValue)]
+        if let errorCode = detail.errorCode { out["errorCode"] = .string(errorCode.rawValue) }
+        switch detail.gate {
+        case nil: break
+        case .archived?: out["gate"] = "archived"
+        case .environment(let experience, let sdk)?: out["gate"] = ["environment": ["experience": .string(experience), "sdk": .string(sdk)]]
+        case .locations(let ids)?: out["gate"] = ["locations": .array(ids.map(JSONValue.string))]
+        case .siteArea?: out["gate"] = "siteArea"
+        case .audiences(let ids)?: out["gate"] = ["audiences": .array(ids.map(JSONValue.string))]
+        case .segments(let required)?: out["gate"] = ["segments": .array(required.map(JSONValue.string))]
+        case .traffic?: out["gate"] = "traffic"
+        }
+        return .object(out)
     }
 
     /// Columns padded to their widest cell, two spaces apart, no trailing spaces.

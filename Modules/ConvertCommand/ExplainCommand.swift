@@ -78,6 +78,7 @@ struct TraceRenderer {
     func describe(_ step: DecisionStep) -> String {
         switch step {
         case .notReady: return "the config is not loaded"
+        case .invalidVisitorId(let problem): return "visitor id not usable: \(problem)"
         case .experienceNotFound(let key): return "no experience has the key \"\(key)\""
         case .archived: return "archived"
         case .environmentMismatch(let experience, let sdk): return "runs in environment \"\(experience)\", not \"\(sdk)\""

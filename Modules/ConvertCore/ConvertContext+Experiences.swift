@@ -25,6 +25,30 @@ extension ConvertContext {
         return decide(key: key, installed, &snapshot, enableTracking: enableTracking)
     }
 
+    /// Decides the experience with `key` as ``variation(forExperience:enableTracking:)`` does
+    /// (storing, tracking and announcing the same), and says why: the reason in OpenFeature's
+    /// terms, an error code, and the gate that kept the visitor out.
+    ///
+    /// ```swift
+    /// let detail = context.variationDetail(forExperience: "checkout-test")
+    /// switch detail.reason {
+    /// case .split, .targetingMatch, .cached: render(detail.variant)
+    /// case .default: log("not shown: \(String(describing: detail.gate))")
+    /// default: log("\(detail.reason): \(String(describing: detail.errorCode))")
+    /// }
+    /// ```
+    public func variationDetail(forExperience key: String, enableTracking: Bool = true) -> VariationDetail {
+        guard case (let installed, var snapshot)? = begin("variationDetail(forExperience:)") else {
+            return unusable(key)
+        }
+        guard let position = installed.experiencePosition(key: key) else {
+            core.log.warn("no experience has the key \"\(key)\"")
+            return VariationDetail(experienceKey: key, value: nil, reason: .error, decisionReason: .experienceNotFound,
+                                   errorCode: .flagNotFound, gate: nil)
+        }
+        return detail(position: position, installed, &snapshot, enableTracking: enableTracking)
+    }
+
     /// Decides every experience in the config, in config order; returns those with a variation.
     /// Synchronous, like ``variation(forExperience:enableTracking:)``.
     public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
@@ -41,6 +65,11 @@ extension ConvertContext {
     /// Explains how the experience with `key` would be decided for this visitor, check by check,
     /// without storing, tracking or announcing anything. Synchronous.
     public func explanation(forExperience key: String) -> DecisionTrace {
+        if let visitorIdProblem {
+            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
+                                 steps: [.invalidVisitorId(problem: visitorIdProblem)], reason: .invalidVisitorId,
+                                 variationId: nil, variationKey: nil)
+        }
         guard let installed = core.current(visitorHash) else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
                                  reason: .notReady, variationId: nil, variationKey: nil)
@@ -115,9 +144,37 @@ extension ConvertContext {
 
     func decide(position: Int, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
                 enableTracking: Bool) -> BucketedVariation? {
+        decideInDetail(position: position, installed, &snapshot, enableTracking: enableTracking).variation
+    }
+
+    /// The detail of a call that could not decide: the visitor id is unusable, or no config yet.
+    func unusable(_ key: String) -> VariationDetail {
+        let reason: DecisionReason = visitorIdProblem == nil ? .notReady : .invalidVisitorId
+        let (evaluation, error) = reason.evaluation(targeted: false)
+        return VariationDetail(experienceKey: key, value: nil, reason: evaluation, decisionReason: reason,
+                               errorCode: error, gate: nil)
+    }
+
+    /// Decides, stores, tracks and announces, and describes the outcome.
+    func detail(position: Int, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
+                enableTracking: Bool) -> VariationDetail {
+        let plan = installed.plans[position]
+        let decided = decideInDetail(position: position, installed, &snapshot, enableTracking: enableTracking)
+        guard let decision = decided.decision else {
+            return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: .static, decisionReason: .preview,
+                                   errorCode: nil, gate: nil)
+        }
+        let (reason, error) = decision.reason.evaluation(targeted: decision.targeted(plan))
+        return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: reason,
+                               decisionReason: decision.reason, errorCode: error, gate: decision.gate(plan, installed))
+    }
+
+    /// Decides, stores, tracks and announces; with what the engine found (`nil` for a preview).
+    func decideInDetail(position: Int, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
+                        enableTracking: Bool) -> (variation: BucketedVariation?, decision: ExperienceDecision?) {
         let plan = installed.plans[position]
         if let forced = previewVariation(plan.experience, snapshot) {
-            return BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true)
+            return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true), nil)
         }
         var tracer = SilentTracer()
         let input = input(installed, &snapshot)
@@ -132,9 +189,9 @@ extension ConvertContext {
             variation = recorded.variation
             if let data = recorded.data { snapshot.stored = data }
         }
-        guard let variation else { return nil }
-        return BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
-                                 isPreview: false)
+        guard let variation else { return (nil, decision) }
+        return (BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
+                                  isPreview: false), decision)
     }
 
 }

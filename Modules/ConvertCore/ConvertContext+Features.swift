@@ -25,6 +25,30 @@ extension ConvertContext {
         return resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
+    /// Resolves the feature with `key` as ``feature(_:typeCasting:enableTracking:)`` does, and
+    /// says why: the deciding experience's reason when it is on, ``EvaluationReason/default``
+    /// when no carrier switches it on, an error code when it cannot be resolved; with the
+    /// carriers' own details.
+    public func featureDetail(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> FeatureDetail {
+        guard case (let installed, var snapshot)? = begin("featureDetail(_:)") else {
+            let failed = unusable(key)
+            return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
+                                 experiences: [])
+        }
+        guard let feature = installed.config.feature(key: key) else {
+            core.log.warn("no feature has the key \"\(key)\"")
+            return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
+                                 experiences: [])
+        }
+        var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
+        var details: [VariationDetail]? = []
+        let value = resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                            decided: &decided, details: &details)
+        let experiences = details ?? []
+        let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
+        return FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
+    }
+
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
         guard case (let installed, var snapshot)? = begin("features()") else { return [] }
@@ -61,12 +85,26 @@ extension ConvertContext {
         explanation(forFeature: key)
     }
 
+    /// The feature as the first carrier that switches it on gives it. With `details`, each
+    /// carrier decided is described there (they are then decided afresh, not from `decided`).
     private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
                          enableTracking: Bool, decided: inout [BucketedVariation??]) -> BucketedFeature {
+        var details: [VariationDetail]?
+        return resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                       decided: &decided, details: &details)
+    }
+
+    private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
+                         enableTracking: Bool, decided: inout [BucketedVariation??],
+                         details: inout [VariationDetail]?) -> BucketedFeature {
         for index in installed.config.carrierIndexes(featureId: feature.id) {
             let experience = installed.config.experiences[index]
             let variation: BucketedVariation?
-            if let cached = decided[index] {
+            if details != nil {
+                let detail = detail(position: index, installed, &snapshot, enableTracking: enableTracking)
+                details?.append(detail)
+                variation = detail.value
+            } else if let cached = decided[index] {
                 variation = cached
             } else {
                 variation = decide(position: index, installed, &snapshot, enableTracking: enableTracking)

@@ -62,6 +62,8 @@ struct ExperienceDecision {
     var locationsEvaluated = false
     /// Positions in `experience.audienceIndexes` whose rules matched, as bits.
     var matchedAudiences: UInt64 = 0
+    /// Positions in `experience.audienceIndexes` that were checked (not skipped), as bits.
+    var checkedAudiences: UInt64 = 0
     var audiencesChecked = false
     /// Mutual-exclusion targets that named no experience.
     var unresolvedExperienceKeys: [String] = []
@@ -197,6 +199,7 @@ enum DecisionEngine {
             if audienceData == nil { audienceData = input.audienceData }
             let data = audienceData ?? [:]
             checked += 1
+            if position < 64 { decision.checkedAudiences |= 1 << UInt64(position) }
             var unresolved: String?
             let membership = { (key: String) -> Bool? in
                 guard let target = installed.experiencePosition(key: key) else {

@@ -6,6 +6,8 @@ import ConvertRules
 public enum DecisionStep: Sendable, Hashable {
     /// No config is installed yet.
     case notReady
+    /// The context's visitor id cannot be used (``ConvertContext/visitorIdProblem``).
+    case invalidVisitorId(problem: String)
     /// No experience has the requested key.
     case experienceNotFound(key: String)
     /// The experience is in `archived_experiences`.
@@ -32,7 +34,7 @@ public enum DecisionStep: Sendable, Hashable {
 
 /// Why a decision ended as it did.
 public enum DecisionReason: String, Sendable, Hashable {
-    case notReady, experienceNotFound, archived, environmentMismatch, preview
+    case notReady, invalidVisitorId, experienceNotFound, archived, environmentMismatch, preview
     case locationNotMatched, audienceNotMatched, segmentNotMatched
     case storedDecision, bucketed, notBucketed
 }
