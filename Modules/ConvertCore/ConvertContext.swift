@@ -11,29 +11,30 @@ import Foundation
 ///
 /// Contexts are cheap: create one per request or per screen. All of them share the SDK's
 /// config and visitor store, so decisions stay sticky across contexts for the same visitor.
-public final class ConvertContext: @unchecked Sendable {
-    // The mutable fields below are guarded by `lock`: the stripe of the core's decision state
-    // that the visitor hash chooses (contexts are made per request, and a lock of their own
-    // would cost allocations; sharing the config's stripe lets a call read both at once).
-    private var lock: ContextLock { ContextLock(stripes: core.decisionState, hash: visitorHash) }
+public final class ConvertContext: Sendable {
     let core: SDKCore
     /// The visitor this context decides for.
     public let visitorId: String
-    private var attributes: [String: JSONValue]
-    private var locationProperties: [String: JSONValue] = [:]
-    private var preview: PreviewTarget?
+    /// What the context's calls change, behind a lock of its own.
+    private let state: Locked<State>
+
+    private struct State {
+        var attributes: [String: JSONValue]
+        var locationProperties: [String: JSONValue] = [:]
+        var preview: PreviewTarget?
+        var creationSegmentsStored = false
+        /// How ``loadVisitorData()`` went; `nil` before it is called.
+        var loadResult: VisitorLoadResult?
+        /// The visitor's data as storing the creation segments left it, for the first decision
+        /// to start from instead of reading the store again (with the namespace hash it belongs to).
+        var prefetched: (namespaceHash: UInt64, data: VisitorData)?
+    }
     /// The report keys among the creation attributes with their values as given, stored as the
     /// visitor's segments once a config is installed (`nil` when there are none, or when the
     /// context previews). Audiences read these keys from the store, as the JavaScript SDK does.
     let creationSegments: [String: JSONValue]?
     /// Whether they still wait for a config (the context was created before readiness).
     private let creationSegmentsDeferred: Bool
-    private var creationSegmentsStored = false
-    /// How ``loadVisitorData()`` went; `nil` before it is called.
-    private var loadResult: VisitorLoadResult?
-    /// The visitor's data as storing the creation segments left it, for the first decision to
-    /// start from instead of reading the store again (with the namespace hash it belongs to).
-    private var prefetched: (namespaceHash: UInt64, data: VisitorData)?
 
     /// `KeyHash.hash64(visitorId)`, computed once for every store lookup this context makes.
     let visitorHash: UInt64
@@ -51,7 +52,7 @@ public final class ConvertContext: @unchecked Sendable {
     init(core: SDKCore, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
         self.core = core
         self.visitorId = visitorId
-        self.attributes = attributes
+        var state = State(attributes: attributes)
         visitorHash = KeyHash.hash64(visitorId)
         if Self.isBlank(visitorId) {
             visitorIdProblem = "the visitor id is empty"
@@ -62,22 +63,27 @@ public final class ConvertContext: @unchecked Sendable {
         }
         if let visitorIdProblem { core.log.warn("context not usable: \(visitorIdProblem)") }
         if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
-            preview = PreviewTarget(parsing: raw)
+            state.preview = PreviewTarget(parsing: raw)
         }
         let segments = VisitorSegments.reportValues(in: attributes)
-        creationSegments = segments.isEmpty || preview != nil || visitorIdProblem != nil ? nil : segments
+        creationSegments = segments.isEmpty || state.preview != nil || visitorIdProblem != nil ? nil : segments
         let installed = creationSegments == nil || deferringSegments ? nil : core.current(visitorHash)
         creationSegmentsDeferred = creationSegments != nil && installed == nil
         if let installed, let creationSegments {
-            // No other thread sees this context yet: no once-flag needed.
-            creationSegmentsStored = true
-            prefetched = (installed.namespaceHash, store(creationSegments, installed))
+            state.creationSegmentsStored = true
+            state.prefetched = (installed.namespaceHash,
+                                Self.store(creationSegments, core, installed.visitorKey(visitorId, visitorHash: visitorHash)))
         }
+        self.state = Locked(state)
     }
 
     /// Stores `segments` as the visitor's; returns the visitor's data after.
     private func store(_ segments: [String: JSONValue], _ installed: InstalledConfig) -> VisitorData {
-        core.ports.visitorStore.update(storeKey(installed)) { data -> VisitorData in
+        Self.store(segments, core, storeKey(installed))
+    }
+
+    private static func store(_ segments: [String: JSONValue], _ core: SDKCore, _ key: VisitorKey) -> VisitorData {
+        core.ports.visitorStore.update(key) { data -> VisitorData in
             data.storeSegmentValues(segments)
             return data
         }
@@ -101,21 +107,21 @@ public final class ConvertContext: @unchecked Sendable {
     }
 
     /// The visitor's attributes (audience data).
-    public var visitorAttributes: [String: JSONValue] { lock.withLock { attributes } }
+    public var visitorAttributes: [String: JSONValue] { state.withValue { $0.attributes } }
 
     /// Replaces or adds attributes; `nil` values remove keys.
     public func setAttributes(_ values: [String: JSONValue?]) {
-        lock.withLock {
-            for (key, value) in values { attributes[key] = value }
+        state.withValue { state in
+            for (key, value) in values { state.attributes[key] = value }
         }
     }
 
     /// The properties locations and `site_area` rules are matched against.
-    public var visitorLocationProperties: [String: JSONValue] { lock.withLock { locationProperties } }
+    public var visitorLocationProperties: [String: JSONValue] { state.withValue { $0.locationProperties } }
 
     /// Sets the location properties (replacing the previous ones).
     public func setLocationProperties(_ properties: [String: JSONValue]) {
-        lock.withLock { locationProperties = properties }
+        state.withValue { $0.locationProperties = properties }
     }
 
     /// Forces `convert_preview` (`"{experienceId}.{variationId}"`, both ASCII digits). While a
@@ -127,36 +133,36 @@ public final class ConvertContext: @unchecked Sendable {
             core.log.warn("convert_preview value \"\(value)\" is not {experienceId}.{variationId}")
             return false
         }
-        lock.withLock { preview = target }
+        state.withValue { $0.preview = target }
         return true
     }
 
     /// Ends a preview.
     public func clearPreview() {
-        lock.withLock { preview = nil }
+        state.withValue { $0.preview = nil }
     }
 
     /// How loading the visitor's shared data went (`nil` until ``loadVisitorData()``); after
     /// `.failed`, decisions treat the visitor as this instance knows it, new if unknown.
-    public var visitorDataLoad: VisitorLoadResult? { lock.withLock { loadResult } }
+    public var visitorDataLoad: VisitorLoadResult? { state.withValue { $0.loadResult } }
 
     func setVisitorDataLoad(_ result: VisitorLoadResult) {
-        lock.withLock { loadResult = result }
+        state.withValue { $0.loadResult = result }
     }
 
     /// Forgets the data prefetched at creation (a load changed the store under it) and stores
     /// the creation segments again over what was loaded, as a returning visitor's new values
     /// go over its stored ones.
     func visitorDataLoaded(_ installed: InstalledConfig) {
-        let restore = lock.withLock { () -> Bool in
-            prefetched = nil
-            return creationSegmentsStored
+        let restore = state.withValue { state -> Bool in
+            state.prefetched = nil
+            return state.creationSegmentsStored
         }
         if restore, let creationSegments { _ = store(creationSegments, installed) }
     }
 
     /// Whether a preview is set.
-    public var isPreviewing: Bool { lock.withLock { preview != nil } }
+    public var isPreviewing: Bool { state.withValue { $0.preview != nil } }
 
     /// What one call reads of the context, and the visitor's data as the call last saw it.
     struct Snapshot {
@@ -171,49 +177,38 @@ public final class ConvertContext: @unchecked Sendable {
 
     /// The context's state for one call; the first call also takes the prefetched data.
     var snapshot: Snapshot {
-        lock.withLock { takeSnapshot() }
+        state.withValue { Self.takeSnapshot(&$0) }
     }
 
-    /// Must run under `lock`.
-    private func takeSnapshot() -> Snapshot {
-        defer { prefetched = nil }
-        return Snapshot(attributes: attributes, locationProperties: locationProperties, preview: preview,
-                        stored: prefetched?.data, storedNamespace: prefetched?.namespaceHash ?? 0)
+    private static func takeSnapshot(_ state: inout State) -> Snapshot {
+        defer { state.prefetched = nil }
+        return Snapshot(attributes: state.attributes, locationProperties: state.locationProperties, preview: state.preview,
+                        stored: state.prefetched?.data, storedNamespace: state.prefetched?.namespaceHash ?? 0)
     }
 
     /// What every call that reads or writes the visitor's data starts from: the installed
-    /// config and the context's state, read under one lock (so the data prefetched at creation
-    /// serves the first call only). Creation attributes' report keys that waited for the first
-    /// config are stored here, once, as `setDefaultSegments` would without announcing them: the
-    /// JavaScript SDK stores them when a context is created, so a returning visitor keeps them.
+    /// config and the context's state (so the data prefetched at creation serves the first call
+    /// only). Creation attributes' report keys that waited for the first config are stored
+    /// here, once, as `setDefaultSegments` would without announcing them: the JavaScript SDK
+    /// stores them when a context is created, so a returning visitor keeps them.
     /// `nil` (logged) when the visitor id is unusable or the SDK is not ready.
     func begin(_ call: String) -> (installed: InstalledConfig, snapshot: Snapshot)? {
         if let visitorIdProblem {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")
             return nil
         }
-        let (installed, snapshot, storeSegments) = core.decisionState.read(visitorHash) { state in
-            let storeSegments = state.installed != nil && creationSegmentsDeferred && !creationSegmentsStored
-            if storeSegments { creationSegmentsStored = true }
-            return (state.installed, takeSnapshot(), storeSegments)
-        }
-        guard let installed else {
+        guard let installed = core.current(visitorHash) else {
             core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return nil
         }
+        let deferred = creationSegmentsDeferred
+        let (snapshot, storeSegments) = state.withValue { state -> (Snapshot, Bool) in
+            let storeSegments = deferred && !state.creationSegmentsStored
+            if storeSegments { state.creationSegmentsStored = true }
+            return (Self.takeSnapshot(&state), storeSegments)
+        }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
         return (installed, snapshot)
-    }
-}
-
-/// The stripe of the core's decision state guarding one context.
-struct ContextLock {
-    let stripes: StripedValue<SDKCore.DecisionState>
-    let hash: UInt64
-
-    @inline(__always)
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try stripes.read(hash) { _ in try body() }
     }
 }
 

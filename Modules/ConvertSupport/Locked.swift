@@ -1,4 +1,10 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A value behind a lock: the one shape of shared mutable state in the SDK.
 ///
@@ -7,29 +13,44 @@ import Foundation
 /// seen.withValue { $0.append("b") }
 /// ```
 ///
-/// The `@unchecked Sendable` is sound because every access to the value goes through the lock.
-/// Inlinable, so hot paths in other modules (the memory visitor store) get a specialized call.
+/// The `@unchecked Sendable` is sound because every access to the value goes through the lock. A plain
+/// `pthread_mutex_t` of its own (one small allocation besides the object; `NSLock` costs two
+/// more), inlinable so hot paths in other modules get a specialized call.
 public final class Locked<Value>: @unchecked Sendable {
-    // `stored` is guarded by `lock`.
-    @usableFromInline let lock = NSLock()
+    // `stored` is read and written only with `mutex` held.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline var stored: Value
 
     /// Holds `value`.
     @inlinable
-    public init(_ value: Value) { stored = value }
+    public init(_ value: Value) {
+        stored = value
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    @inlinable
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
 
     /// The current value.
     @inlinable
-    public var value: Value { lock.withLock { stored } }
+    public var value: Value { withValue { $0 } }
 
     /// Replaces the value.
     @inlinable
-    public func set(_ value: Value) { lock.withLock { stored = value } }
+    public func set(_ value: Value) { withValue { $0 = value } }
 
     /// Reads or changes the value in place, atomically; `body` must not call back into this lock.
     @inlinable
     @discardableResult
     public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock { try body(&stored) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&stored)
     }
 }

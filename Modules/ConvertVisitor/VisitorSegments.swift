@@ -62,8 +62,21 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// earlier call supplied (see ``VisitorData/segmentValues``).
     public static func reportValues(in values: [String: JSONValue]) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
-        for (key, value) in values where reportKeys.contains(key) { out[key] = value }
+        for (key, value) in values where isReportKey(key) { out[key] = value }
         return out
+    }
+
+    /// Whether `key` is one of ``reportKeys``; the length rules most keys out before any compare.
+    @inline(__always)
+    static func isReportKey(_ key: String) -> Bool {
+        switch key.utf8.count {
+        case 6: return key == "source"
+        case 7: return key == "country" || key == "browser" || key == "devices"
+        case 8: return key == "campaign"
+        case 11: return key == "visitorType"
+        case 14: return key == "customSegments"
+        default: return false
+        }
     }
 
     /// Stored segment values with `new` stored over them, as the JavaScript SDK stores segments:
