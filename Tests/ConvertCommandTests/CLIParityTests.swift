@@ -145,3 +145,33 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
         #expect(bucketed > 0 && bucketed < visitors.count)
     }
 }
+
+@Suite struct DecideDetailsTests {
+    @Test func detailsGiveEachDecisionsReasonAndGate() throws {
+        let config = try Fixtures.url(.cdnConfigBaseline)
+        let lines = [
+            #"{"visitorId": "in", "attributes": {"desktop": true, "browser": "FF"}, "locationProperties": {"location": "pricing"}}"#,
+            #"{"visitorId": "in", "attributes": {"desktop": true, "browser": "FF"}, "locationProperties": {"location": "pricing"}}"#,
+            #"{"visitorId": "out", "attributes": {"browser": "CH"}, "locationProperties": {"location": "pricing"}}"#,
+        ]
+        let result = try convert(["decide", "--config", config.path, "--details"], input: Data(lines.joined(separator: "\n").utf8))
+        #expect(result.status == 0, "\(result.err)")
+        let out = try result.out.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+        try #require(out.count == 3)
+        let key = "test-experience-ab-fullstack-1"
+        #expect(out[0]["details"]?["experiences"]?[key]?["reason"] == "targetingMatch")
+        #expect(out[1]["details"]?["experiences"]?[key]?["reason"] == "cached")
+        #expect(out[1]["details"]?["features"]?["feature-1"] == ["reason": "cached", "experience": .string(key)])
+        #expect(out[2]["details"]?["experiences"]?[key] == [
+            "reason": "default", "decisionReason": "audienceNotMatched", "gate": ["audiences": ["10033684"]],
+        ])
+        // Kept out of the first carrier, the visitor gets the feature from the next one.
+        #expect(out[2]["details"]?["features"]?["feature-1"] == ["reason": "targetingMatch",
+                                                                  "experience": "test-experience-ab-fullstack-4"])
+        #expect(out[2]["details"]?["features"]?["not-attached-feature-3"] == ["reason": "default"])
+        #expect(out[0]["experiences"] == out[1]["experiences"], "details change nothing decided")
+
+        let table = try convert(["decide", "--config", config.path, "--details", "--format", "table"], input: Data())
+        #expect(table.status != 0 && table.err.contains("--details"))
+    }
+}
