@@ -10,8 +10,7 @@ import Darwin
 
 /// An exclusive advisory lock (`flock`) on a file, held while this object lives. The kernel
 /// releases it when the process ends, however it ends, so a free lock means its writer is gone.
-final class FileLock: @unchecked Sendable {
-    // Immutable after init.
+final class FileLock: Sendable {
     let url: URL
     private let fd: Int32
 

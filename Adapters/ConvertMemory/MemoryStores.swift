@@ -10,10 +10,10 @@ import Foundation
 /// let store = MemoryVisitorDataStore(capacity: 50_000)
 /// ```
 ///
-/// Stores of ``shardingThreshold`` visitors or more are split into 16 shards by visitor, each
-/// with its own lock, so threads deciding for different visitors do not wait for each other.
-/// Each shard holds a sixteenth of `capacity` plus an eighth of that, since visitors never
-/// spread evenly: such a store holds up to `capacity` × 1.125 visitors.
+/// Stores of ``shardingThreshold`` visitors or more are split into ``shardCount`` shards by
+/// visitor, each with its own lock, so threads deciding for different visitors do not wait for
+/// each other. Each shard holds its share of `capacity` plus an eighth of that, since visitors
+/// never spread evenly: such a store holds up to `capacity` × 1.125 visitors.
 public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
     private let shards: [Locked<VisitorTable>]
     private let shardMask: Int
@@ -24,12 +24,15 @@ public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
     /// Below this capacity the store is one shard, so eviction order and the bound are exact.
     public static let shardingThreshold = 4_096
 
+    /// The shards of a store of ``shardingThreshold`` visitors or more.
+    public static let shardCount = 64
+
     /// The most visitors held (see above for large stores).
     public let capacity: Int
 
     public init(capacity: Int = MemoryVisitorDataStore.defaultCapacity) {
         let bounded = max(1, capacity)
-        let count = bounded >= Self.shardingThreshold ? 64 : 1
+        let count = bounded >= Self.shardingThreshold ? Self.shardCount : 1
         let perShard = bounded == Int.max || count == 1 ? bounded : bounded / count + bounded / count / 8
         shards = (0..<count).map { _ in Locked(VisitorTable(capacity: perShard)) }
         shardMask = count - 1

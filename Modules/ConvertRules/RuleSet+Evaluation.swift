@@ -151,32 +151,40 @@ extension RuleLeaf {
         holds != negated ? .matched : .notMatched
     }
 
+    /// One case per operator, no `default`: a new ``MatchType`` does not compile until it is
+    /// handled here. Inside, a value prepared for another operator fails the leaf.
     private func compare(_ visitor: JSONValue, _ matchType: MatchType) -> LeafVerdict {
-        switch (matchType, prepared) {
-        case (.equals, .lowered(let t)), (.equalsNumber, .lowered(let t)), (.matches, .lowered(let t)):
+        let unsuited = LeafVerdict.invalidLeaf("value does not suit match_type \(matchType.rawValue)")
+        switch matchType {
+        case .equals, .equalsNumber, .matches:
+            guard case .lowered(let t) = prepared else { return unsuited }
             return verdict(equals(visitor, loweredTarget: t))
-        case (.contains, .lowered(let t)):
+        case .contains:
+            guard case .lowered(let t) = prepared else { return unsuited }
             if JavaScriptText.isBlank(t) { return verdict(true) }
             return verdict(Text.contains(JavaScriptText.lowercased(visitor.javaScriptString), t))
-        case (.startsWith, .lowered(let t)):
+        case .startsWith:
+            guard case .lowered(let t) = prepared else { return unsuited }
             return verdict(JavaScriptText.lowercased(visitor.javaScriptString).utf8.starts(with: t.utf8))
-        case (.endsWith, .lowered(let t)):
+        case .endsWith:
+            guard case .lowered(let t) = prepared else { return unsuited }
             return verdict(Text.hasSuffix(JavaScriptText.lowercased(visitor.javaScriptString), t))
-        case (.less, .ordered(let t)), (.lessEqual, .ordered(let t)):
+        case .less, .lessEqual:
+            guard case .ordered(let t) = prepared else { return unsuited }
             guard let order = Text.order(PreparedValue.Comparable(visitor), t) else { return .incomparable }
             return verdict(matchType == .less ? order < 0 : order <= 0)
-        case (.exists, _):
+        case .exists:
             return verdict(Self.isPresent(visitor))
-        case (.doesNotExist, _), (.notExists, _):
+        case .doesNotExist, .notExists:
             return verdict(!Self.isPresent(visitor))
-        case (.isIn, .candidates(let candidates)):
+        case .isIn:
+            guard case .candidates(let candidates) = prepared else { return unsuited }
             let pieces = visitor.javaScriptString.split(separator: "|", omittingEmptySubsequences: false)
             return verdict(pieces.contains { candidates.contains(String($0)) })
-        case (.regexMatches, .pattern(let regex)):
+        case .regexMatches:
+            guard case .pattern(let regex) = prepared else { return unsuited }
             guard let regex else { return .invalidPattern }
             return verdict(regex.test(JavaScriptText.lowercased(visitor.javaScriptString)))
-        default:
-            return .invalidLeaf("value does not suit match_type \(matchType.rawValue)")
         }
     }
 

@@ -4,9 +4,15 @@ import Testing
 /// `matches` answers without building outcomes; it must agree with `evaluate` everywhere.
 @Suite struct FastPathTests {
     static let matchTypes = ["equals", "equalsNumber", "matches", "contains", "startsWith", "endsWith", "less",
-                             "lessEqual", "isIn", "regexMatches", "exists", "notExists", "doesNotExist", "bogus"]
+                             "lessEqual", "isIn", "regexMatches", "exists", "not_exists", "doesNotExist", "bogus"]
     static let values: [JSONValue?] = [nil, .null, true, false, 0, 5, -0.5, 1e21, "", "abc", "ABC", "a|b", "3", "0,5",
                                        "-0", "007", "1234567890123456", [1, "a"], ["k": 1], "^a.c$", "["]
+
+    @Test func theSweepNamesEveryOperatorByItsRawValue() {
+        for matchType in MatchType.allCases {
+            #expect(Self.matchTypes.contains(matchType.rawValue), "\(matchType) is not swept")
+        }
+    }
 
     @Test func matchesAgreesWithEvaluateOnEveryOperatorAndValue() {
         let dataSets: [[String: JSONValue]] = [
