@@ -98,7 +98,7 @@ let package = Package(
             dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore",
                            "ConvertMemory",
                            "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor", "ConvertJSON"],
-            path: "Adapters/ConvertTesting",
+            path: "Tests/ConvertTesting",
             resources: [.copy("Fixtures")]),
 
         // The command-line tool.

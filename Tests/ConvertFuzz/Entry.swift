@@ -1,7 +1,7 @@
 // libFuzzer entry point over the config decoder and the rule evaluator.
 //
 //   swift build -c release --sanitize=fuzzer --product convert-fuzz
-//   mkdir -p fuzz-corpus && cp Adapters/ConvertTesting/Fixtures/*.json fuzz-corpus/
+//   mkdir -p fuzz-corpus && cp Tests/ConvertTesting/Fixtures/*.json fuzz-corpus/
 //   .build/release/convert-fuzz fuzz-corpus -runs=1000000
 //
 // Every input must either decode (and then survive every rule and bucket table in it) or be
