@@ -100,7 +100,10 @@ struct MainActorHandler<Owner, Event>: @unchecked Sendable {
 }
 
 struct SubscriptionEntry: @unchecked Sendable {
-    // `receive` is not `@Sendable`: the bus calls subscribers on the publishing thread by design.
+    // `receive` is not `@Sendable` because the seed API's `subscribe(owner:handler:)` takes a
+    // plain closure. The bus calls it synchronously on each publishing thread, never under its
+    // lock; two threads publishing at once call it at once, so a handler that is not thread-safe
+    // is used with one publishing thread, or subscribed with `subscribeOnMain`.
     let id: UUID
     let owner: WeakBox
     let state: CancellationState
