@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ConvertModel", targets: ["ConvertModel"]),
         .library(name: "ConvertVisitor", targets: ["ConvertVisitor"]),
         .library(name: "ConvertEvents", targets: ["ConvertEvents"]),
+        .library(name: "ConvertTracking", targets: ["ConvertTracking"]),
         .library(name: "ConvertSupport", targets: ["ConvertSupport"]),
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
         .library(name: "ConvertVisitorTable", targets: ["ConvertVisitorTable"]),
@@ -46,7 +47,10 @@ let package = Package(
         // What the SDK knows of a visitor beside the config: report segments, conversion data.
         .target(name: "ConvertVisitor", dependencies: ["ConvertJSON"], path: "Modules/ConvertVisitor"),
 
-        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSupport"], path: "Modules/ConvertEvents"),
+        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSupport", "ConvertTracking"],
+                path: "Modules/ConvertEvents"),
+        // Tracking events and the sink port: what delivery needs, without the config model.
+        .target(name: "ConvertTracking", dependencies: ["ConvertVisitor"], path: "Modules/ConvertTracking"),
 
         .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
         .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSupport"], path: "Modules/ConvertStorage"),
@@ -55,7 +59,7 @@ let package = Package(
                 path: "Modules/ConvertVisitorTable"),
 
         .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
-        .target(name: "ConvertQueue", dependencies: ["ConvertEvents", "ConvertStorage", "ConvertSupport",
+        .target(name: "ConvertQueue", dependencies: ["ConvertTracking", "ConvertStorage", "ConvertSupport",
                                                      "ConvertTransport", "ConvertVisitor"],
                 path: "Modules/ConvertQueue"),
         .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertSupport",
@@ -85,7 +89,7 @@ let package = Package(
         .target(
             name: "ConvertSwiftSDK",
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
-                           "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel",
+                           "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertModel",
                            "ConvertRules", "ConvertStorage", "ConvertSupport", "ConvertVisitor"],
             path: "Modules/ConvertSwiftSDK",
             // Apple's privacy manifest: file timestamps are read (the storage files' own), nothing

@@ -89,7 +89,7 @@ let queue = TrackingQueue(
     endpoint: TrackingEndpoint(template: configuration.apiTrackEndpoint, sdkKey: sdkKey ?? "unset"),
     options: TrackingQueueOptions(batchSize: 50, releaseInterval: .seconds(5), capacity: 20_000,
                                   retry: RetryPolicy(initial: .seconds(2), maximum: .seconds(120))),
-    journal: try FileEventJournal(directory: directory, log: log), events: events, log: log)
+    journal: try FileEventJournal(directory: directory, log: log), log: log, released: events.queueReleased)
 
 let sdk = ConvertSwiftSDK(configuration: configuration, ports: ConvertPorts(
     configSource: source,

@@ -88,6 +88,13 @@ public final class SystemEventHub: Sendable {
         guard hasListeners(event) else { return }
         bus.publish(SystemEventEnvelope(payload: payload()))
     }
+
+    /// What a tracking queue calls with each acknowledged batch's size to announce
+    /// `api.queue.released` here (`TrackingQueue(…, released: hub.queueReleased)` in a build
+    /// composed by hand).
+    public var queueReleased: @Sendable (Int) -> Void {
+        { [self] count in fire(.apiQueueReleased, .apiQueueReleased(ApiQueueReleasedPayload(eventCount: count))) }
+    }
 }
 
 /// A system event as it travels on the typed bus (internal, so only the hub subscribes to it).

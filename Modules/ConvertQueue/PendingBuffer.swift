@@ -1,4 +1,4 @@
-import ConvertEvents
+import ConvertTracking
 import ConvertSupport
 import Foundation
 

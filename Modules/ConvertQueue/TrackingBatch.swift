@@ -1,4 +1,4 @@
-import ConvertEvents
+import ConvertTracking
 import ConvertVisitor
 import Foundation
 

@@ -1,4 +1,4 @@
-import ConvertEvents
+import ConvertTracking
 import ConvertStorage
 import ConvertSupport
 import ConvertTransport
@@ -47,7 +47,8 @@ public actor TrackingQueue: TrackingSink {
     private let endpoint: TrackingEndpoint
     private let options: TrackingQueueOptions
     private let journal: (any EventJournal)?
-    private let events: SystemEventHub?
+    /// Told the size of each batch the server acknowledged (the SDK fires `api.queue.released`).
+    private let released: (@Sendable (Int) -> Void)?
     private let log: SDKLog
     /// Measures the release interval, backoffs, flush timeouts and log rate limits.
     private let clock: any SleepClock
@@ -66,15 +67,16 @@ public actor TrackingQueue: TrackingSink {
     private var refusals = RateLimitedCount(interval: .seconds(10))
 
     /// Creates a queue and starts its delivery loop; recovered journal entries go first.
-    /// Intervals and timeouts are measured on `clock`.
+    /// Intervals and timeouts are measured on `clock`; `released` is told the size of each
+    /// batch the server acknowledges.
     public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),
-                journal: (any EventJournal)? = nil, events: SystemEventHub? = nil, log: SDKLog = .silent,
-                clock: any SleepClock = .continuous) {
+                journal: (any EventJournal)? = nil, log: SDKLog = .silent, clock: any SleepClock = .continuous,
+                released: (@Sendable (Int) -> Void)? = nil) {
         self.transport = transport
         self.endpoint = endpoint
         self.options = options
         self.journal = journal
-        self.events = events
+        self.released = released
         self.log = log
         self.clock = clock
         wake = WakeSignal(clock: clock)
@@ -354,7 +356,7 @@ public actor TrackingQueue: TrackingSink {
         }
         buffer.settle(sent: batch.count)
         log.debug("tracking batch of \(batch.count) event(s) delivered")
-        self.events?.fire(.apiQueueReleased, .apiQueueReleased(ApiQueueReleasedPayload(eventCount: batch.count)))
+        released?(batch.count)
         return .delivered
     }
 

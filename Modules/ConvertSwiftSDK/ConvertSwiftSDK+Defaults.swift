@@ -3,6 +3,7 @@
 // imports ConvertTransport itself.
 @_exported import ConvertCore
 @_exported import ConvertEvents
+@_exported import ConvertTracking
 @_exported import ConvertModel
 @_exported import ConvertQueue
 @_exported import ConvertRules
@@ -124,5 +125,15 @@ public struct StandardErrorLogSink: LogSink {
 
     public func log(_ level: LogLevel, _ message: String) {
         FileHandle.standardError.write(Data("[Convert] \(level.name) \(message)\n".utf8))
+    }
+}
+
+extension TrackingQueue {
+    /// A queue that announces each acknowledged batch on `events` as `api.queue.released`.
+    public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),
+                journal: (any EventJournal)? = nil, events: SystemEventHub?, log: SDKLog = .silent,
+                clock: any SleepClock = .continuous) {
+        self.init(transport: transport, endpoint: endpoint, options: options, journal: journal, log: log, clock: clock,
+                  released: events?.queueReleased)
     }
 }
