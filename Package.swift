@@ -164,7 +164,8 @@ let package = Package(
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
                            "ConvertTransport", "ConvertVisitor"],
-            path: "Tests/ConvertDeliveryTests"),
+            path: "Tests/ConvertDeliveryTests",
+            resources: [.copy("Resources")]),
         .testTarget(
             name: "ConvertCommandTests",
             dependencies: ["convert", "convert-bench", "Quickstart", "RulesOnly", "CustomBuild", "InMemory",

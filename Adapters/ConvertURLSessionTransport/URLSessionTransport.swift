@@ -12,11 +12,19 @@ import FoundationNetworking
 /// never re-sends a body on its own; a POST left unanswered for ``postAnswerDeadline`` (2 s by
 /// default) fails as a dead connection. Config GETs keep connections alive.
 ///
+/// What a peer sends is bounded as it arrives: an announced `Content-Length` over
+/// ``maximumBodyBytes`` fails the request at once, and the (decoded) body is counted chunk by
+/// chunk, the request cancelled past the limit. Redirects are followed only within the
+/// request's origin (same scheme, host and port): another host — or plain http after https —
+/// never sees the request's headers (an SDK key's `Authorization`), and its 3xx answer is
+/// returned as it is.
+///
 /// ```swift
 /// let transport = URLSessionTransport(maximumBodyBytes: 5_000_000)
 /// ```
 public final class URLSessionTransport: HTTPTransport, Sendable {
     private let session: URLSession
+    private let delegate: SessionDelegate
     /// Responses with larger bodies are refused with ``TransportError/bodyTooLarge(limit:)``.
     public let maximumBodyBytes: Int
     /// How long a POST may wait without an answer before its connection counts as dead and the
@@ -29,7 +37,8 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
-        session = URLSession(configuration: configuration)
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         self.maximumBodyBytes = maximumBodyBytes
         self.postAnswerDeadline = postAnswerDeadline
     }
@@ -56,15 +65,16 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
             urlRequest.setValue("close", forHTTPHeaderField: "Connection")
         }
         urlRequest.httpBody = request.body
-        let exchange = Exchange(limit: maximumBodyBytes)
+        let exchange = Exchange(limit: maximumBodyBytes, origin: Origin(request.url))
         let prepared = urlRequest
         let session = self.session
+        let delegate = self.delegate
         let deadline = Self.seconds(request.timeout) + 0.25
         // Cancelling a URLSession task synchronously from a Swift task-cancellation handler can
         // deadlock FoundationNetworking on Linux, so every cancel is hopped onto a global queue.
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                exchange.start(continuation, session: session, request: prepared)
+                exchange.start(continuation, session: session, delegate: delegate, request: prepared)
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
                     exchange.finish(.failure(TransportError.timedOut))
                 }
@@ -80,6 +90,57 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     }
 }
 
+/// Scheme, host and port: what a redirect must keep to be followed.
+private struct Origin: Hashable {
+    let scheme: String?
+    let host: String?
+    let port: Int?
+
+    init(_ url: URL?) {
+        scheme = url?.scheme?.lowercased()
+        host = url?.host?.lowercased()
+        port = url?.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+    }
+}
+
+/// Routes the session's callbacks to the exchange of each task.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let exchanges = Locked<[Int: Exchange]>([:])
+
+    func register(_ exchange: Exchange, for task: URLSessionTask) {
+        exchanges.withValue { $0[task.taskIdentifier] = exchange }
+    }
+
+    private func exchange(_ task: URLSessionTask) -> Exchange? {
+        exchanges.withValue { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        // Another origin gets nothing: the 3xx answer itself is returned to the caller.
+        let follow = exchange(task).map { Origin(request.url) == $0.origin } ?? false
+        completionHandler(follow ? request : nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        let accepted = exchange(dataTask)?.receive(response) ?? false
+        completionHandler(accepted ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let exchange = exchange(dataTask), exchange.receive(data) else {
+            dataTask.cancel()
+            return
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let exchange = exchanges.withValue { $0.removeValue(forKey: task.taskIdentifier) }
+        exchange?.complete(error)
+    }
+}
+
 /// One request's completion: whichever of response, timeout or cancellation comes first wins.
 private final class Exchange: Sendable {
     private struct State {
@@ -88,35 +149,22 @@ private final class Exchange: Sendable {
         /// A cancellation that arrived before the exchange started.
         var early: (any Error)?
         var done = false
+        var response: HTTPURLResponse?
+        var body = Data()
     }
 
     private let state = Locked(State())
     private let limit: Int
+    let origin: Origin
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, origin: Origin) {
+        self.limit = limit
+        self.origin = origin
+    }
 
-    func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>, session: URLSession, request: URLRequest) {
-        let limit = self.limit
-        let task = session.dataTask(with: request) { [self] data, response, error in
-            if let error {
-                finish(.failure(Self.map(error)))
-                return
-            }
-            guard let http = response as? HTTPURLResponse else {
-                finish(.failure(TransportError.unreachable("not an HTTP response")))
-                return
-            }
-            let body = data ?? Data()
-            guard body.count <= limit else {
-                finish(.failure(TransportError.bodyTooLarge(limit: limit)))
-                return
-            }
-            var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key] = value }
-            }
-            finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: body)))
-        }
+    func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>, session: URLSession, delegate: SessionDelegate,
+               request: URLRequest) {
+        let task = session.dataTask(with: request)
         let early: (any Error)? = state.withValue { state in
             if let early = state.early {
                 state.done = true
@@ -130,7 +178,56 @@ private final class Exchange: Sendable {
             continuation.resume(throwing: early)
             return
         }
+        delegate.register(self, for: task)
         task.resume()
+    }
+
+    /// Takes the response head; `false` (and the request failed) when it announces a body over
+    /// the limit or is not HTTP.
+    func receive(_ response: URLResponse) -> Bool {
+        guard let http = response as? HTTPURLResponse else {
+            finish(.failure(TransportError.unreachable("not an HTTP response")))
+            return false
+        }
+        if http.expectedContentLength > Int64(limit) {
+            finish(.failure(TransportError.bodyTooLarge(limit: limit)))
+            return false
+        }
+        state.withValue {
+            $0.response = http
+            $0.body = Data()
+        }
+        return true
+    }
+
+    /// Counts a chunk of the body as it arrives; past the limit the request fails at once.
+    /// Returns whether more is wanted (`false` once the exchange has ended).
+    func receive(_ data: Data) -> Bool {
+        let (over, ended) = state.withValue { state -> (Bool, Bool) in
+            guard !state.done else { return (false, true) }
+            guard state.body.count + data.count <= limit else { return (true, true) }
+            state.body.append(data)
+            return (false, false)
+        }
+        if over { finish(.failure(TransportError.bodyTooLarge(limit: limit))) }
+        return !ended
+    }
+
+    func complete(_ error: (any Error)?) {
+        if let error {
+            finish(.failure(Self.map(error)))
+            return
+        }
+        let (response, body) = state.withValue { ($0.response, $0.body) }
+        guard let http = response else {
+            finish(.failure(TransportError.unreachable("no response")))
+            return
+        }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            if let key = key as? String, let value = value as? String { headers[key] = value }
+        }
+        finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: body)))
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>) {
@@ -138,6 +235,7 @@ private final class Exchange: Sendable {
             defer {
                 state.continuation = nil
                 state.task = nil
+                if state.done { state.body = Data() }
             }
             if state.continuation == nil, !state.done, case .failure(let error) = result { state.early = error }
             if state.continuation != nil { state.done = true }
@@ -145,7 +243,9 @@ private final class Exchange: Sendable {
         }
         guard let continuation else { return }
         continuation.resume(with: result)
-        if case .failure = result { task?.cancel() }
+        // Off the caller's thread: from a delegate callback or a cancellation handler, a
+        // synchronous cancel can be deferred or deadlock FoundationNetworking on Linux.
+        if case .failure = result, let task { DispatchQueue.global().async { task.cancel() } }
     }
 
     private static func map(_ error: any Error) -> TransportError {

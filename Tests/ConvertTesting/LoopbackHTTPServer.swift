@@ -38,6 +38,10 @@ public final class LoopbackHTTPServer: Sendable {
         case drop
         /// Wait, then answer as `then` says.
         case delay(Duration, then: Reply)
+        /// A hostile or broken peer: the head with exactly these headers (no `Content-Length`
+        /// of the server's own), then `chunk` written `repeats` times — as chunked frames when
+        /// `chunked` — or until the client goes away.
+        case stream(status: Int, headers: [String: String], chunk: Data, repeats: Int, chunked: Bool)
     }
 
     public typealias Handler = @Sendable (Request) -> Reply
@@ -180,6 +184,19 @@ public final class LoopbackHTTPServer: Sendable {
                 Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
                 reply = then
             }
+            if case .stream(let status, let headers, let chunk, let repeats, let chunked) = reply {
+                var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nConnection: close\r\n"
+                if chunked { head += "Transfer-Encoding: chunked\r\n" }
+                for (name, value) in headers { head += "\(name): \(value)\r\n" }
+                guard send(client, Data((head + "\r\n").utf8)) else { return }
+                var frame = chunk
+                if chunked {
+                    frame = Data((String(chunk.count, radix: 16) + "\r\n").utf8) + chunk + Data("\r\n".utf8)
+                }
+                for _ in 0..<repeats where !send(client, frame) { break }
+                if chunked { _ = send(client, Data("0\r\n\r\n".utf8)) }
+                return
+            }
             guard case .respond(let status, let headers, let body) = reply else { return }
             let keepOpen = keepsConnectionsAlive && request.header("Connection")?.lowercased() != "close"
             var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\n"
@@ -193,8 +210,10 @@ public final class LoopbackHTTPServer: Sendable {
         }
     }
 
-    private func send(_ client: Int32, _ data: Data) {
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+    /// Whether all of `data` went out (`false` once the client has gone).
+    @discardableResult
+    private func send(_ client: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Bool in
             var offset = 0
             while offset < buffer.count {
                 #if canImport(Darwin)
@@ -202,9 +221,10 @@ public final class LoopbackHTTPServer: Sendable {
                 #else
                 let n = Glibc.send(client, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
                 #endif
-                if n <= 0 { return }
+                if n <= 0 { return false }
                 offset += n
             }
+            return true
         }
     }
 
