@@ -233,3 +233,35 @@ extension ConfigSourceError: LocalizedError {
     /// The same text as ``description``.
     public var errorDescription: String? { description }
 }
+
+extension RemoteConfigSource.Settings: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The settings with the secret and the debug token redacted.
+    public var description: String {
+        "Settings(sdkKey: \(sdkKey), sdkKeySecret: \(Self.redacted(sdkKeySecret)), environment: \(environment ?? "default"), "
+            + "endpoint: \(endpoint), lowCache: \(lowCache), debugToken: \(Self.redacted(debugToken)), "
+            + "refreshInterval: \(refreshInterval), requestTimeout: \(requestTimeout))"
+    }
+
+    public var debugDescription: String { description }
+
+    /// What `dump` shows: the settings, redacted as in ``description``.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "sdkKey": sdkKey, "sdkKeySecret": Self.redacted(sdkKeySecret), "environment": environment as Any,
+            "endpoint": endpoint, "lowCache": lowCache, "debugToken": Self.redacted(debugToken),
+            "refreshInterval": refreshInterval, "requestTimeout": requestTimeout, "retry": retry, "policy": policy,
+        ], displayStyle: .struct)
+    }
+
+    private static func redacted(_ value: String?) -> String { value == nil ? "none" : "<redacted>" }
+}
+
+extension RemoteConfigSource: CustomStringConvertible, CustomReflectable {
+    /// The source's settings, redacted.
+    public var description: String { "RemoteConfigSource(\(settings))" }
+
+    /// What `dump` shows: the redacted settings, not the transport or cache behind them.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["settings": settings], displayStyle: .struct)
+    }
+}

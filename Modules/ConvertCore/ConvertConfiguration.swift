@@ -114,3 +114,19 @@ extension ConvertConfiguration: CustomStringConvertible, CustomDebugStringConver
 
     public var debugDescription: String { description }
 }
+
+extension ConvertConfiguration: CustomReflectable {
+    /// Every setting, with the secret and the debug token redacted (`dump` reads this).
+    public var customMirror: Mirror {
+        func redacted(_ value: String?) -> String { value == nil ? "none" : "<redacted>" }
+        return Mirror(self, children: [
+            "sdkKey": sdkKey, "sdkKeySecret": redacted(sdkKeySecret), "environment": environment as Any,
+            "apiConfigEndpoint": apiConfigEndpoint, "apiTrackEndpoint": apiTrackEndpoint,
+            "dataRefreshIntervalMs": dataRefreshIntervalMs, "eventsBatchSize": eventsBatchSize,
+            "eventsReleaseIntervalMs": eventsReleaseIntervalMs, "networkTracking": networkTracking,
+            "networkCacheLevel": networkCacheLevel, "debugToken": redacted(debugToken), "logLevel": logLevel.name,
+            "visitorStoreCapacity": visitorStoreCapacity, "hashSeed": hashSeed, "persistence": persistence, "storageDirectory": storageDirectory as Any, "requestTimeoutMs": requestTimeoutMs,
+            "eventQueueCapacity": eventQueueCapacity, "allowsInsecureHTTP": allowsInsecureHTTP,
+        ], displayStyle: .struct)
+    }
+}

@@ -206,3 +206,12 @@ public final class ConvertSwiftSDK: Sendable {
         ConvertContext(core: core, visitorId: visitorId, attributes: attributes)
     }
 }
+
+extension ConvertSwiftSDK: CustomReflectable {
+    /// What `dump` shows: the configuration, redacted, and whether a config is installed —
+    /// never the ports or the core behind them.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["configuration": core.configuration, "isReady": core.current != nil],
+               displayStyle: .class)
+    }
+}

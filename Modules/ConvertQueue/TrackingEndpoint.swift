@@ -25,13 +25,28 @@ public struct TrackingEndpoint: Sendable, Hashable {
         try url(accountId: "", projectId: projectId)
     }
 
-    /// The URL for the batches of an account's project; throws when the scheme is not allowed.
+    /// The URL for the batches of an account's project; throws when the scheme is not allowed,
+    /// or when an id is not an id (it comes from the config, and goes into the host name).
     public func url(accountId: String, projectId: String) throws -> URL {
+        guard Self.isId(projectId) else { throw TransportError.refused("project id \"\(projectId.prefix(64))\" is not an id") }
+        if !hasSDKKey, !Self.isId(accountId) {
+            throw TransportError.refused("account id \"\(accountId.prefix(64))\" is not an id")
+        }
         var base = template.replacingOccurrences(of: "[project_id]", with: projectId)
         while base.hasSuffix("/") { base.removeLast() }
         let key = hasSDKKey ? sdkKey : accountId + "/" + projectId
         let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))) ?? key
         return try policy.url("\(base)/track/\(encoded)")
+    }
+
+    /// Letters, digits, `-` and `_`, 1 to 64 of them: what Convert's ids are made of, and
+    /// nothing that could change a URL's host or path.
+    static func isId(_ text: String) -> Bool {
+        let bytes = text.utf8
+        return !bytes.isEmpty && bytes.count <= 64 && bytes.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
     }
 
     /// Whether an SDK key was given (not empty or white space).

@@ -46,6 +46,29 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 }
 
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Header names whose values are credentials, shown as `<redacted>`.
+    static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    /// The headers as logs and `dump` show them: credentials redacted.
+    public var redactedHeaders: [(name: String, value: String)] {
+        headers.map { (name: $0.name, value: Self.credentialHeaders.contains($0.name.lowercased()) ? "<redacted>" : $0.value) }
+    }
+
+    /// Method, URL, headers (credentials redacted) and body size.
+    public var description: String {
+        let fields = redactedHeaders.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
+        return "\(method.rawValue) \(url.absoluteString) [\(fields)] body: \(body?.count ?? 0) bytes"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": url, "headers": redactedHeaders.map { "\($0.name): \($0.value)" },
+                                "bodyBytes": body?.count ?? 0, "timeout": timeout], displayStyle: .struct)
+    }
+}
+
 /// An HTTP response.
 public struct HTTPResponse: Sendable, Hashable {
     public let status: Int
