@@ -131,7 +131,7 @@ private func change(_ json: inout [String: Any], _ key: String, _ body: (inout [
 
     @Test func theDetailsValueIsThePlainCallsValue() async throws {
         let plain = try await started(), detailed = try await started()
-        for n in 0..<300 {
+        for n in 0..<120 {
             let attributes: [String: JSONValue] = n % 3 == 0 ? ["browser": "CH"] : qualifying
             let location: [String: JSONValue] = n % 5 == 0 ? ["location": "nowhere"] : pricing
             let a = plain.sdk.createContext(visitorId: "v\(n)", attributes: attributes)

@@ -38,9 +38,12 @@ public final class EventRecorder: Sendable {
     @discardableResult
     public func wait(for event: SystemEvent, count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [EventPayloadValue] {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
+            // Checked once more after the deadline: a starved test thread may wake past it
+            // with the payloads long arrived.
             let found = payloads(of: event)
             if found.count >= count { return found }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(2))
         }
         throw WaitTimeout(event: event, expected: count, received: payloads(of: event).count)
