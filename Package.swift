@@ -163,7 +163,7 @@ let package = Package(
             name: "ConvertDeliveryTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
-                           "ConvertTransport", "ConvertVisitor"],
+                           "ConvertTransport", "ConvertVisitor", "ConvertStorage"],
             path: "Tests/ConvertDeliveryTests",
             resources: [.copy("Resources")]),
         .testTarget(

@@ -126,7 +126,7 @@ final class JournalCore: @unchecked Sendable {
         if let contents = try JournalFile.read(abandoned) {
             // Its own folds first: those segments' records are already in its file.
             let prefix = abandoned.lastPathComponent + ".s-"
-            for name in contents.folded where name.hasPrefix(prefix) {
+            for name in contents.folded where name.hasPrefix(prefix) && POSIXFile.isPlainName(name) {
                 try POSIXFile.remove(files.directory.appendingPathComponent(name))
             }
         }

@@ -24,10 +24,16 @@ final class FileLock: Sendable {
     /// Locks `url` without waiting. `nil` when someone else holds it, or when it does not exist
     /// and `create` is false.
     static func acquire(_ url: URL, create: Bool) throws -> FileLock? {
-        let fd = open(url.path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), POSIXFile.ownerOnly)
+        let fd = open(url.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), POSIXFile.ownerOnly)
         if fd < 0 {
             if errno == ENOENT && !create { return nil }
             throw POSIXFile.failure("open", url.path)
+        }
+        do {
+            try POSIXFile.requireRegularFile(fd, url.path)
+        } catch {
+            close(fd)
+            throw error
         }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
@@ -99,13 +105,15 @@ struct WriterFiles {
         }.sorted()
     }
 
-    /// The segments of `file`, oldest name first.
+    /// The segments of `file`, oldest name first: regular files only (a link or a directory
+    /// under a segment's name is not ours to move or read).
     func segments(of file: URL) -> [URL] {
         let prefix = file.lastPathComponent + ".s-"
         return POSIXFile.names(in: directory)
             .filter { $0.hasPrefix(prefix) && !$0.dropFirst(prefix.count).contains(".") }
             .sorted()
             .map { directory.appendingPathComponent($0) }
+            .filter(POSIXFile.isRegularFile)
     }
 
     /// A new segment name for `file`.

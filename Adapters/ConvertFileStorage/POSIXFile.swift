@@ -10,6 +10,10 @@ import Darwin
 
 /// Thin POSIX file helpers: owner-only permissions, atomic replacement, appends that reach the
 /// kernel before returning.
+///
+/// The storage directory may sit where another user of the machine can reach it: no open
+/// follows a symbolic link (`O_NOFOLLOW`), every file read or appended to must be a regular
+/// file, and a directory must belong to this user and be writable by no one else.
 enum POSIXFile {
     static let ownerOnly: mode_t = 0o600
 
@@ -43,6 +47,43 @@ enum POSIXFile {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw StorageError(operation: "create directory", target: directory.path, reason: reason(ENOTDIR))
+        }
+        try checkOwnership(directory.path)
+    }
+
+    /// Refuses a directory another user owns (they could swap its files under us), and takes
+    /// group and other write access away from one of ours.
+    static func checkOwnership(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw failure("inspect", path) }
+        guard info.st_uid == geteuid() else {
+            throw StorageError(operation: "use directory", target: path,
+                               reason: "it belongs to user \(info.st_uid), not to this process's user \(geteuid())")
+        }
+        if info.st_mode & 0o022 != 0, chmod(path, 0o700) != 0 {
+            throw StorageError(operation: "use directory", target: path,
+                               reason: "others may write in it and its mode cannot be changed: \(reason(errno))")
+        }
+    }
+
+    /// A name read from a file's content that may be joined to the directory: not empty, no
+    /// `/`, not `.` or `..`, no NUL.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+    }
+
+    /// Whether `url` names a regular file itself (not through a link).
+    static func isRegularFile(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Fails unless `fd` is a regular file (not a device, a FIFO or a directory).
+    static func requireRegularFile(_ fd: Int32, _ path: String) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("inspect", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw StorageError(operation: "open", target: path, reason: "not a regular file")
         }
     }
 
@@ -84,8 +125,14 @@ enum POSIXFile {
     /// Opens `url` for appending, creating it owner-only.
     static func openForAppend(_ url: URL) throws -> Int32 {
         // Close-on-exec: a child process must not inherit descriptors (nor the locks beside them).
-        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, ownerOnly)
+        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, ownerOnly)
         guard fd >= 0 else { throw failure("open", url.path) }
+        do {
+            try requireRegularFile(fd, url.path)
+        } catch {
+            close(fd)
+            throw error
+        }
         return fd
     }
 
@@ -95,12 +142,13 @@ enum POSIXFile {
 
     /// The bytes of `url` up to its end, `nil` when it does not exist.
     static func readBytes(_ url: URL) throws -> [UInt8]? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw failure("open", url.path)
         }
         defer { close(fd) }
+        try requireRegularFile(fd, url.path)
         var info = stat()
         var bytes: [UInt8] = []
         if fstat(fd, &info) == 0, info.st_size > 0 { bytes.reserveCapacity(Int(info.st_size)) }

@@ -115,7 +115,7 @@ import Darwin
         #expect(unbounded.count <= 100 + 1_025)
     }
 
-    @Test func initReturnsBeforeLoadingAndPrepareWaitsForTheLoad() async throws {
+    @Test func aWriteDuringTheLoadKeepsTheStoredDataAndPrepareWaitsForTheLoad() async throws {
         let source = temporaryDirectory()
         let directory = temporaryDirectory()
         defer {
@@ -132,21 +132,8 @@ import Darwin
         }
         let stored = try Data(contentsOf: source.appendingPathComponent("visitors.log"))
         #expect(stored.filter { $0 == UInt8(ascii: "\n") }.count == visitors)
-        // A FIFO as the snapshot: reading it blocks until this test writes, so the order of
-        // events below is fixed whatever the machine's speed.
-        let fifo = directory.appendingPathComponent("visitors.snapshot")
-        #expect(mkfifo(fifo.path, 0o600) == 0)
-        let initReturned = DispatchSemaphore(value: 0)
-        let initReturnedFirst = Locked(false)
-        let writer = Thread {
-            initReturnedFirst.set(initReturned.wait(timeout: .now() + 120) == .success)
-            guard let handle = FileHandle(forWritingAtPath: fifo.path) else { return }
-            handle.write(stored)
-            try? handle.close()
-        }
-        writer.start()
+        try stored.write(to: directory.appendingPathComponent("visitors.snapshot"))
         let store = try FileVisitorDataStore(directory: directory, capacity: visitors + 1)
-        initReturned.signal()
         let early = DispatchSemaphore(value: 0)
         let earlyWrite = Thread {
             early.signal()
@@ -155,12 +142,23 @@ import Darwin
         earlyWrite.start()
         try await offThePool { early.wait() }
         await store.prepare()
-        #expect(initReturnedFirst.value, "init returned before the stored visitors could be read")
         #expect(store.data(for: key("v0"))?.bucketing == ["100": "0"])
         try await eventually("the early write") { store.data(for: key("v5"))?.goals == ["early"] }
         #expect(store.data(for: key("v5"))?.bucketing == ["100": "5"], "a write during the load keeps the stored data")
         #expect(store.data(for: key("v\(visitors - 1)"))?.bucketing == ["100": "\((visitors - 1) % 7)"])
         #expect(store.count == visitors)
+    }
+
+    @Test func aFIFOPlantedAsTheSnapshotNeitherHangsNorFeedsTheStore() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(mkfifo(directory.appendingPathComponent("visitors.snapshot").path, 0o600) == 0)
+        let logs = RecordingLogSink()
+        let store = try FileVisitorDataStore(directory: directory, log: SDKLog(sink: logs, minimum: .debug))
+        await store.prepare()
+        #expect(store.count == 0)
+        store.update(key("after")) { $0.goals = ["g"] }
+        #expect(store.data(for: key("after"))?.goals == ["g"], "the store still works")
     }
 
     @Test func twoWritersOnOneDirectoryKeepEachOthersVisitorsThroughCompactions() async throws {
