@@ -9,7 +9,7 @@ import Foundation
 /// let known = cookie.visitorId(fromCookieHeader: request.headers["Cookie"])
 /// let visitorId = known ?? VisitorCookie.newVisitorId()
 /// let context = sdk.createContext(visitorId: visitorId)
-/// if known == nil { response.headers["Set-Cookie"] = cookie.setCookieHeader(for: visitorId) }
+/// if known == nil { response.headers["Set-Cookie"] = try cookie.makeSetCookieHeader(for: visitorId) }
 /// ```
 public struct VisitorCookie: Sendable, Hashable {
     /// Which cross-site requests carry the cookie.
@@ -48,10 +48,17 @@ public struct VisitorCookie: Sendable, Hashable {
         self.sameSite = sameSite
     }
 
+    /// Why a `Set-Cookie` header could not be made.
+    public struct InvalidCookie: Error, Hashable, CustomStringConvertible, LocalizedError {
+        public let description: String
+        public var errorDescription: String? { description }
+    }
+
     /// The visitor id in a `Cookie` header value (`"a=1; convert_visitor_id=abc"`), or `nil`
-    /// when the header lacks the cookie or its value is not a usable visitor id (empty, or
-    /// longer than ``ConvertContext/maximumVisitorIdBytes``). Quoted values are unquoted and
-    /// percent-escapes decoded; the first cookie of the name wins; malformed pairs are skipped.
+    /// when the header lacks the cookie or its value is not a usable visitor id (empty, longer
+    /// than ``ConvertContext/maximumVisitorIdBytes``, or holding a control character once
+    /// decoded). Quoted values are unquoted and percent-escapes decoded; the first cookie of the
+    /// name wins; malformed pairs are skipped.
     public func visitorId(fromCookieHeader header: String?) -> String? {
         guard let header else { return nil }
         for pair in header.split(separator: ";", omittingEmptySubsequences: true) {
@@ -64,21 +71,56 @@ public struct VisitorCookie: Sendable, Hashable {
             }
             let decoded = value.removingPercentEncoding ?? value
             let usable = !decoded.isEmpty && decoded.utf8.count <= ConvertContext.maximumVisitorIdBytes
-                && !decoded.allSatisfy(\.isWhitespace)
+                && !decoded.allSatisfy(\.isWhitespace) && !Self.hasControlCharacter(decoded)
             return usable ? decoded : nil
         }
         return nil
     }
 
     /// The `Set-Cookie` header value that stores `visitorId` (percent-escaped where a cookie
-    /// value cannot hold a character).
+    /// value cannot hold a character). Throws ``InvalidCookie`` for an id no context would
+    /// accept (empty, longer than ``ConvertContext/maximumVisitorIdBytes``, with a control
+    /// character) and for a ``name``, ``path`` or ``domain`` that would break the header.
+    public func makeSetCookieHeader(for visitorId: String) throws -> String {
+        if visitorId.isEmpty || visitorId.utf8.count > ConvertContext.maximumVisitorIdBytes {
+            throw InvalidCookie(description: "a visitor id must be 1 to \(ConvertContext.maximumVisitorIdBytes) bytes")
+        }
+        if Self.hasControlCharacter(visitorId) { throw InvalidCookie(description: "the visitor id holds a control character") }
+        // RFC 6265's token for the name: visible ASCII but separators.
+        let separators = Set("()<>@,;:\\\"/[]?={}".utf8)
+        if name.isEmpty || !name.utf8.allSatisfy({ (0x21...0x7E).contains($0) && !separators.contains($0) }) {
+            throw InvalidCookie(description: "the cookie name \"\(name)\" is not a token")
+        }
+        if path.isEmpty || Self.hasControlCharacter(path) || path.contains(";") {
+            throw InvalidCookie(description: "the cookie path must be non-empty, without \";\" or control characters")
+        }
+        if let domain, domain.isEmpty || !domain.utf8.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }) {
+            throw InvalidCookie(description: "the cookie domain \"\(domain)\" is not a host name")
+        }
+        return header(for: visitorId)
+    }
+
+    /// The `Set-Cookie` header value for `visitorId`, or an empty string when
+    /// ``makeSetCookieHeader(for:)`` refuses it.
+    @available(*, deprecated, renamed: "makeSetCookieHeader(for:)", message: "refuses what a cookie cannot carry")
     public func setCookieHeader(for visitorId: String) -> String {
+        (try? makeSetCookieHeader(for: visitorId)) ?? ""
+    }
+
+    private func header(for visitorId: String) -> String {
         var parts = ["\(name)=\(Self.escape(visitorId))", "Path=\(path)", "Max-Age=\(maxAge.components.seconds)"]
         if let domain { parts.append("Domain=\(domain)") }
         if secure || sameSite == .none { parts.append("Secure") }
         if httpOnly { parts.append("HttpOnly") }
         parts.append("SameSite=\(sameSite.rawValue)")
         return parts.joined(separator: "; ")
+    }
+
+    private static func hasControlCharacter(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
 
     /// A new random visitor id (a lowercase UUID, as the SDK's own auto ids).

@@ -48,9 +48,29 @@ public struct SDKLog: Sendable {
     @inlinable
     public func isEnabled(_ level: LogLevel) -> Bool { level >= minimum && level != .silent }
 
+    /// Writes `message` at `level`, its control characters escaped: messages carry visitor ids,
+    /// keys and peers' answers, and a newline in one of them must not forge a log line.
     @inlinable
     public func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
-        if isEnabled(level) { sink.log(level, message()) }
+        if isEnabled(level) { sink.log(level, Self.escapingControlCharacters(message())) }
+    }
+
+    /// `text` with C0 controls and DEL written as `\n`, `\r`, `\t` or `\u{XX}`; unchanged (and
+    /// not copied) when it has none.
+    public static func escapingControlCharacters(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0..<0x20, 0x7F: out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     @inlinable public func debug(_ message: @autoclosure () -> String) { self(.debug, message()) }

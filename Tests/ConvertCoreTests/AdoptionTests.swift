@@ -33,16 +33,38 @@ import Testing
         #expect(cookie.visitorId(fromCookieHeader: "bad pair; convert_visitor_id=ok") == "ok", "malformed pairs are skipped")
     }
 
-    @Test func setCookieHasSecureDefaultsAndRoundTrips() {
-        let header = cookie.setCookieHeader(for: "visitor 1;é")
+    @Test func setCookieHasSecureDefaultsAndRoundTrips() throws {
+        let header = try cookie.makeSetCookieHeader(for: "visitor 1;é")
         #expect(header == "convert_visitor_id=visitor%201%3B%C3%A9; Path=/; Max-Age=15552000; Secure; HttpOnly; SameSite=Lax")
         let value = String(header.split(separator: ";")[0])
         #expect(cookie.visitorId(fromCookieHeader: value) == "visitor 1;é")
         let crossSite = VisitorCookie(name: "vid", domain: "example.com", secure: false, httpOnly: false, sameSite: .none)
-        #expect(crossSite.setCookieHeader(for: "x") == "vid=x; Path=/; Max-Age=15552000; Domain=example.com; Secure; SameSite=None",
+        #expect(try crossSite.makeSetCookieHeader(for: "x") == "vid=x; Path=/; Max-Age=15552000; Domain=example.com; Secure; SameSite=None",
                 "SameSite=None is always Secure, as browsers require")
         let id = VisitorCookie.newVisitorId()
         #expect(id.count == 36 && id == id.lowercased() && id != VisitorCookie.newVisitorId())
+    }
+
+    @Test func controlCharactersAndOverlongIdsNeverReachAHeader() {
+        for header in ["convert_visitor_id=a%0D%0ASet-Cookie:%20admin=1", "convert_visitor_id=a%00b", "convert_visitor_id=%7F"] {
+            #expect(cookie.visitorId(fromCookieHeader: header) == nil, "\(header)")
+        }
+        for id in ["", "a\r\nLocation: https://evil.example", "nul\u{0}", String(repeating: "x", count: 1_025)] {
+            #expect(throws: VisitorCookie.InvalidCookie.self, "\(id.prefix(20))") { try cookie.makeSetCookieHeader(for: id) }
+        }
+        for bad in [VisitorCookie(name: "a=b"), VisitorCookie(name: "id\r\nX-Injected: 1"), VisitorCookie(path: "/; Domain=evil"),
+                    VisitorCookie(domain: "example.com\r\nX: 1"), VisitorCookie(domain: "")] {
+            #expect(throws: VisitorCookie.InvalidCookie.self) { try bad.makeSetCookieHeader(for: "ok") }
+        }
+    }
+
+    @Test func aNewlineInAVisitorIdCannotForgeALogLine() {
+        let harness = TestSDK(data: nil)  // not ready: the warning names the visitor
+        let context = harness.sdk.createContext(visitorId: "evil\n[Convert] ERROR forged")
+        #expect(context.variation(forExperience: "any") == nil)
+        let named = harness.logs.messages.filter { $0.contains("evil") }
+        #expect(!named.isEmpty)
+        #expect(named.allSatisfy { !$0.contains("\n") && $0.contains("evil\\n[Convert]") }, "\(named)")
     }
 }
 
