@@ -25,8 +25,8 @@ enum DecideCommand {
       key with the variation key or -; printed when the input ends, since the columns are
       sized to fit every row.
 
-    A malformed line is reported on standard error with its number; the others are still
-    decided, and the exit status is 1. --visitors FILE is a deprecated name of --input.
+    A malformed line, or one over 1 MiB, is reported on standard error with its number; the
+    others are still decided, and the exit status is 1. --visitors FILE is a deprecated name of --input.
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -49,7 +49,17 @@ enum DecideCommand {
         var rows: [[String]] = []
         var failed = false
         var lineNumber = 0
-        while let line = try input.next() {
+        while true {
+            let line: ArraySlice<UInt8>
+            do {
+                guard let next = try input.next() else { break }
+                line = next
+            } catch is LineReader.LineTooLong {
+                lineNumber += 1
+                failed = true
+                Output.error("line \(lineNumber) too long (over \(LineReader.maximumLineBytes) bytes); skipped")
+                continue
+            }
             lineNumber += 1
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             do {

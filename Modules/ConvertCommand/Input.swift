@@ -84,8 +84,16 @@ enum Output {
 /// so a line can be answered before the next one is written. Lines exclude their `\n` and a
 /// `\r` before it; a last line without `\n` is still a line.
 struct LineReader {
+    /// A line longer than ``maximumLineBytes``: it is skipped, never buffered whole.
+    struct LineTooLong: Error {}
+
+    /// The longest line read (a visitor line is a few hundred bytes).
+    static let maximumLineBytes = 1 << 20
+
     private let handle: FileHandle
     private var buffer: [UInt8] = []
+    /// Inside a line that was too long: its bytes are dropped up to its newline.
+    private var skipping = false
     /// Where the next line starts, and how far a newline has been looked for.
     private var start = 0
     private var scanned = 0
@@ -96,9 +104,30 @@ struct LineReader {
     }
 
     /// The next line, or `nil` at the end of input; blocks until a whole line (or the end) arrives.
+    /// Throws ``LineTooLong`` once for a line over ``maximumLineBytes``; the next call goes on
+    /// after it.
     mutating func next() throws -> ArraySlice<UInt8>? {
         while true {
+            if skipping {
+                if let newline = buffer[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+                    skipping = false
+                    start = newline + 1
+                    scanned = start
+                    continue
+                }
+                buffer.removeAll(keepingCapacity: true)
+                start = 0
+                scanned = 0
+                if finished { return nil }
+                try fill()
+                continue
+            }
             if let newline = buffer[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+                guard newline - start <= Self.maximumLineBytes else {
+                    start = newline + 1
+                    scanned = start
+                    throw LineTooLong()
+                }
                 var line = buffer[start..<newline]
                 if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
                 start = newline + 1
@@ -106,6 +135,10 @@ struct LineReader {
                 return line
             }
             scanned = buffer.count
+            if buffer.count - start > Self.maximumLineBytes {
+                skipping = true
+                throw LineTooLong()
+            }
             if finished {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }

@@ -32,6 +32,8 @@ public actor TrackingQueue: TrackingSink {
         case retry(after: Duration?)
         case refused(status: Int)
         case unsendable
+        /// The body is over ``TrackingQueueOptions/maximumBatchBytes``: send it in halves.
+        case split
     }
 
     private struct FlushWaiter {
@@ -272,6 +274,9 @@ public actor TrackingQueue: TrackingSink {
                 break
             case .refused(let status):
                 refused(batch, status: status)
+            case .split:
+                let half = batch.count / 2
+                units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
             case .retry(let after):
                 // A retry resends the batch as it was: in front, in order, never joined by later events.
                 units.insert(batch, at: 0)
@@ -329,6 +334,13 @@ public actor TrackingQueue: TrackingSink {
             log.error("tracking batch cannot be sent: \(error); \(batch.count) event(s) dropped")
             try? journal?.acknowledge(batch.compactMap(\.sequence))
             buffer.settle(dropped: batch.count)
+            return .unsendable
+        }
+        if body.count > options.maximumBatchBytes {
+            if batch.count > 1 { return .split }
+            log.error("a tracking event of \(body.count) bytes is over the \(options.maximumBatchBytes)-byte request limit; dropped")
+            try? journal?.acknowledge(batch.compactMap(\.sequence))
+            buffer.settle(dropped: 1)
             return .unsendable
         }
         let request = HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body,

@@ -8,6 +8,9 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     public var releaseInterval: Duration
     /// The most events one request carries when a backlog drains.
     public var maximumBatchEvents: Int
+    /// The largest request body: a batch over it is split, and an event over it on its own is
+    /// dropped and counted (a runaway goal value must not become a 200 MB POST).
+    public var maximumBatchBytes: Int
     /// The most events held; past it new events are dropped and counted (see ``TrackingCounters``).
     public var capacity: Int
     /// Backoff after a failed delivery.
@@ -19,7 +22,7 @@ public struct TrackingQueueOptions: Sendable, Hashable {
 
     public init(batchSize: Int = 10, releaseInterval: Duration = .milliseconds(1000), maximumBatchEvents: Int = 500,
                 capacity: Int = 100_000, retry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(10),
-                source: String = "ios-sdk", enrichData: Bool = true) {
+                source: String = "ios-sdk", enrichData: Bool = true, maximumBatchBytes: Int = 1 << 20) {
         self.batchSize = max(1, batchSize)
         self.releaseInterval = releaseInterval
         self.maximumBatchEvents = max(self.batchSize, maximumBatchEvents)
@@ -28,5 +31,6 @@ public struct TrackingQueueOptions: Sendable, Hashable {
         self.requestTimeout = requestTimeout
         self.source = source
         self.enrichData = enrichData
+        self.maximumBatchBytes = max(1_024, maximumBatchBytes)
     }
 }

@@ -175,3 +175,17 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
         #expect(table.status != 0 && table.err.contains("--details"))
     }
 }
+
+@Suite struct DecideInputBoundsTests {
+    @Test func aLineOverOneMebibyteIsSkippedWithItsNumberAndNotEchoed() throws {
+        let config = try Fixtures.url(.cdnConfigBaseline)
+        let huge = #"{"visitorId": "big", "attributes": {"pad": ""# + String(repeating: "x", count: 2 << 20) + #""}}"#
+        let input = [#"{"visitorId": "first"}"#, huge, #"{"visitorId": "after"}"#].joined(separator: "\n")
+        let result = try convert(["decide", "--config", config.path], input: Data(input.utf8))
+        #expect(result.status == 1)
+        #expect(result.err.contains("line 2 too long"))
+        #expect(result.err.utf8.count < 4_096, "the long line is not echoed")
+        let visitors = result.out.split(separator: "\n").compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+        #expect(visitors.map { $0["visitorId"] } == ["first", "after"])
+    }
+}
