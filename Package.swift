@@ -155,6 +155,7 @@ let package = Package(
         .testTarget(name: "SeedSnippetTests", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ReadmeSnippet"],
                     path: "Tests/SeedSnippetTests"),
         .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
+        .executableTarget(name: "convert-fuzz-resp", dependencies: ["ConvertRedis"], path: "Tests/ConvertFuzzRESP"),
         .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage",
                                                                "ConvertURLSessionTransport", "ConvertEvents",
                                                                "ConvertTransport"],

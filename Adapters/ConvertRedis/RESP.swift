@@ -13,6 +13,20 @@ public enum RESPValue: Sendable, Hashable {
     /// `*2 …`; `nil` is the null array (`*-1`).
     case array([RESPValue]?)
 
+    /// The reply's type and size, never its content: for errors and logs, which must stay
+    /// small whatever a peer sends.
+    public var summary: String {
+        switch self {
+        case .simpleString(let text): "simple string of \(text.utf8.count) bytes"
+        case .error(let text): "error reply of \(text.utf8.count) bytes"
+        case .integer: "integer"
+        case .bulkString(let data?): "bulk string of \(data.count) bytes"
+        case .bulkString(nil): "null bulk string"
+        case .array(let elements?): "array of \(elements.count) elements"
+        case .array(nil): "null array"
+        }
+    }
+
     /// The text of a simple string, or a bulk string read as UTF-8 (invalid bytes replaced).
     public var stringValue: String? {
         switch self {

@@ -14,11 +14,17 @@ import Foundation
 /// ```
 public struct RESPParser: Sendable {
     /// Bounds on what one reply may claim.
+    ///
+    /// The defaults are sized for visitor data (a hash of a few dozen small fields per visitor),
+    /// not for Redis's own maxima: each parsed value costs some 40 bytes beside its wire bytes,
+    /// so a reply of millions of one-byte elements would otherwise cost hundreds of megabytes.
     public struct Limits: Sendable, Hashable {
-        /// The longest bulk string (Redis's own `proto-max-bulk-len` default: 512 MB).
+        /// The longest bulk string.
         public var maxBulkLength: Int
         /// The most elements one array may announce.
         public var maxArrayLength: Int
+        /// The most values (nested ones included) one top-level reply may hold.
+        public var maxElements: Int
         /// The deepest nesting of arrays.
         public var maxDepth: Int
         /// The longest simple string, error or length line.
@@ -26,10 +32,11 @@ public struct RESPParser: Sendable {
         /// The most wire bytes one top-level reply may span.
         public var maxReplyBytes: Int
 
-        public init(maxBulkLength: Int = 512 * 1024 * 1024, maxArrayLength: Int = 1 << 24, maxDepth: Int = 64,
-                    maxLineLength: Int = 64 * 1024, maxReplyBytes: Int = 1 << 30) {
+        public init(maxBulkLength: Int = 4 << 20, maxArrayLength: Int = 65_536, maxDepth: Int = 16,
+                    maxLineLength: Int = 64 * 1024, maxReplyBytes: Int = 32 << 20, maxElements: Int = 262_144) {
             self.maxBulkLength = maxBulkLength
             self.maxArrayLength = maxArrayLength
+            self.maxElements = maxElements
             self.maxDepth = maxDepth
             self.maxLineLength = maxLineLength
             self.maxReplyBytes = maxReplyBytes
@@ -54,6 +61,8 @@ public struct RESPParser: Sendable {
     private var stack: [Frame] = []
     /// Wire bytes taken so far by the top-level reply in progress.
     private var replyBytes = 0
+    /// Values (array headers included) read so far for the top-level reply in progress.
+    private var replyElements = 0
     private var failure: RedisError?
 
     public init(limits: Limits = Limits()) { self.limits = limits }
@@ -90,6 +99,10 @@ public struct RESPParser: Sendable {
                 compact()
                 return nil
             }
+            replyElements += 1
+            guard replyElements <= limits.maxElements else {
+                throw .protocolError(reason: "reply holds more than \(limits.maxElements) values")
+            }
             var completed: RESPValue
             switch element {
             case .arrayHeader(let count):
@@ -115,6 +128,7 @@ public struct RESPParser: Sendable {
             }
             if filledParent { continue }
             replyBytes = 0
+            replyElements = 0
             compact()
             return completed
         }

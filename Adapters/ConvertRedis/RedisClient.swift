@@ -84,7 +84,7 @@ public final class RedisClient: Sendable {
     /// `PING`; throws unless the server answers `PONG`.
     public func ping() throws(RedisError) {
         let reply = try send(.ping)
-        guard reply.stringValue == "PONG" else { throw .protocolError(reason: "PING answered \(reply)") }
+        guard reply.stringValue == "PONG" else { throw .protocolError(reason: "PING answered a \(reply.summary)") }
     }
 
     /// `HGETALL`: every field of the hash at `key` (empty when the key does not exist).
@@ -222,7 +222,7 @@ public final class RedisClient: Sendable {
     }
 
     private func integer(_ reply: RESPValue, _ command: String) throws(RedisError) -> Int {
-        guard let value = reply.intValue else { throw .protocolError(reason: "\(command) answered \(reply)") }
+        guard let value = reply.intValue else { throw .protocolError(reason: "\(command) answered a \(reply.summary)") }
         return Int(value)
     }
 

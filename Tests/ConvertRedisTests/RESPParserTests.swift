@@ -108,9 +108,10 @@ private func protocolErrorReason(_ text: String, limits: RESPParser.Limits = .in
     }
 
     @Test func anOversizeBulkLengthIsRejectedBeforeItsBytesArrive() {
-        // Redis's own limit: 512 MB; one more byte is refused from the header alone.
-        let reason = protocolErrorReason("$536870913\r\n")
+        // The default is sized for visitor data (4 MiB); one more byte is refused from the header alone.
+        let reason = protocolErrorReason("$\(4 << 20 + 1)\r\n")
         #expect(reason?.contains("exceeds") == true)
+        #expect(protocolErrorReason("$536870913\r\n")?.contains("exceeds") == true)
         #expect(protocolErrorReason("$99999999999999999999\r\n") != nil)
         let small = RESPParser.Limits(maxBulkLength: 4)
         #expect(protocolErrorReason("$5\r\n", limits: small)?.contains("exceeds") == true)
@@ -125,6 +126,23 @@ private func protocolErrorReason(_ text: String, limits: RESPParser.Limits = .in
         #expect((try? parse(String(repeating: "+OK\r\n", count: 10), limits: tight))?.count == 10)
     }
 
+    @Test func amplifyingRepliesAreRefusedByDefault() {
+        // 16M one-byte elements (48 MB on the wire) used to cost 410 MB once parsed.
+        #expect(protocolErrorReason("*16777216\r\n")?.contains("exceeds") == true)
+        // Arrays within the per-array limit, nested: the values of one reply are counted.
+        let wide = "*65536\r\n" + String(repeating: ":1\r\n", count: 65_536)
+        #expect(protocolErrorReason("*5\r\n" + String(repeating: wide, count: 5))?.contains("more than") == true)
+        // The same values as separate replies are fine: the budget is per reply.
+        #expect((try? parse(String(repeating: wide, count: 5)))?.count == 5)
+    }
+
+    @Test func aReplyIsDescribedByItsTypeAndSizeOnly() {
+        let secretish = RESPValue.bulkString(Data(String(repeating: "s", count: 100).utf8))
+        #expect(secretish.summary == "bulk string of 100 bytes")
+        #expect(RESPValue.array(Array(repeating: secretish, count: 3)).summary == "array of 3 elements")
+        #expect(RESPValue.error("ERR x").summary == "error reply of 5 bytes")
+    }
+
     @Test func deepNestingIsRejected() {
         let limits = RESPParser.Limits(maxDepth: 8)
         #expect((try? parse(String(repeating: "*1\r\n", count: 8) + ":1\r\n", limits: limits))?.count == 1)
@@ -137,5 +155,25 @@ private func protocolErrorReason(_ text: String, limits: RESPParser.Limits = .in
         let limits = RESPParser.Limits(maxLineLength: 16)
         #expect(protocolErrorReason("+" + String(repeating: "a", count: 17), limits: limits)?.contains("longer") == true)
         #expect(protocolErrorReason("+" + String(repeating: "a", count: 16), limits: limits) == nil)
+    }
+}
+
+@Suite struct RESPFuzzHarnessTests {
+    @Test func theFuzzCheckHoldsOnSeedsAndOnRandomAndMutatedReplies() {
+        var generator = SystemRandomNumberGenerator()
+        let seeds = [RESPParserTests.mixed, "*2\r\n$3\r\nfoo\r\n:7\r\n", "*9\r\n", "$5\r\nab", "-ERR\r\n+OK\r\n"]
+        var parsed = 0
+        for seed in seeds {
+            for first in [0, 7, 200] as [UInt8] { parsed += RESPFuzzCheck.run([first] + Array(seed.utf8)) }
+        }
+        #expect(parsed > 0, "the seeds parse")
+        let alphabet = Array("*$:+-\r\n0123456789-1ab".utf8)
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 1...120, using: &generator)
+            RESPFuzzCheck.run((0..<count).map { _ in alphabet.randomElement(using: &generator)! })
+            var mutated = Array(RESPParserTests.mixed.utf8)
+            mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            RESPFuzzCheck.run([UInt8.random(in: 0...255, using: &generator)] + mutated)
+        }
     }
 }
