@@ -67,6 +67,13 @@ public actor TrackingQueue: TrackingSink {
     private var cutBackoff = false
     private var draining = false
     private var refusals = RateLimitedCount(interval: .seconds(10))
+    /// Events refused on their own since the server last accepted a request: either they are
+    /// bad or the server refuses everything (an outage). The next acceptance sends each of them
+    /// once more, alone; refusals across visitors with no acceptance make it an outage.
+    private var suspects: [Entry] = []
+    /// Ordinals of suspects sent again after an acceptance: refused alone once more, they are
+    /// given up, the server having shown it takes other events.
+    private var cleared: Set<UInt64> = []
 
     /// Creates a queue and starts its delivery loop; recovered journal entries go first.
     /// Intervals and timeouts are measured on `clock`; `released` is told the size of each
@@ -237,6 +244,7 @@ public actor TrackingQueue: TrackingSink {
     private func isSettled(through target: UInt64) -> Bool {
         if let oldest = buffer.oldestWaitingOrdinal, oldest <= target { return false }
         if sending.contains(where: { $0.ordinal <= target }) { return false }
+        if suspects.contains(where: { $0.ordinal <= target }) { return false }
         return !units.contains { unit in unit.contains { $0.ordinal <= target } }
     }
 
@@ -270,10 +278,21 @@ public actor TrackingQueue: TrackingSink {
             switch answer {
             case .delivered:
                 failures = 0
+                if !cleared.isEmpty { for entry in batch { cleared.remove(entry.ordinal) } }
+                releaseSuspects()
             case .unsendable:
                 break
             case .refused(let status):
-                refused(batch, status: status)
+                if refused(batch, status: status) {
+                    // An outage, not bad data: the events wait and are sent again after a backoff.
+                    buffer.countFailure(retrying: 0)
+                    settleWaiters()
+                    let delay = options.retry.delay(attempt: failures)
+                    failures += 1
+                    log.warn("tracking: the server refuses every event on its own (HTTP \(status)); "
+                             + "keeping them and retrying in \(delay)")
+                    await backoff(delay)
+                }
             case .split:
                 let half = batch.count / 2
                 units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
@@ -305,20 +324,51 @@ public actor TrackingQueue: TrackingSink {
         }
     }
 
-    private func refused(_ batch: [Entry], status: Int) {
+    /// Splits a refused batch, or judges an event refused on its own: given up when it was
+    /// already sent again after an acceptance (the refusal is about this event), held as a
+    /// suspect otherwise. Returns true when the suspects make an outage (events of two visitors
+    /// or more refused alone with nothing accepted, or nothing else left to try): they are kept
+    /// behind the other pending batches, and the caller backs off.
+    private func refused(_ batch: [Entry], status: Int) -> Bool {
         guard batch.count == 1, let entry = batch.first else {
             let half = batch.count / 2
             units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
-            return
+            return false
         }
+        lastRefusalStatus = status
+        if cleared.remove(entry.ordinal) != nil {
+            giveUp([entry])
+            return false
+        }
+        suspects.append(entry)
+        let visitors = Set(suspects.map(\.event.visitorId))
+        guard visitors.count >= 2 || (units.isEmpty && buffer.count == 0) else { return false }
+        units.append(contentsOf: suspects.map { [$0] })
+        suspects = []
+        return true
+    }
+
+    private var lastRefusalStatus = 0
+
+    /// The server accepted a request: each suspect is sent once more, alone, first.
+    private func releaseSuspects() {
+        guard !suspects.isEmpty else { return }
+        for entry in suspects { cleared.insert(entry.ordinal) }
+        units.insert(contentsOf: suspects.map { [$0] }, at: 0)
+        suspects = []
+    }
+
+    private func giveUp(_ entries: [Entry]) {
         do {
-            try journal?.acknowledge(entry.sequence.map { [$0] } ?? [])
+            try journal?.acknowledge(entries.compactMap(\.sequence))
         } catch {
-            log.error("tracking journal acknowledgement failed (the refused event may be sent again after a restart): \(error)")
+            log.error("tracking journal acknowledgement failed (a refused event may be sent again after a restart): \(error)")
         }
-        buffer.settle(rejected: 1)
-        if let count = refusals.note(now: clock.elapsed) {
-            log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(status)); given up")
+        buffer.settle(rejected: entries.count)
+        for _ in entries {
+            if let count = refusals.note(now: clock.elapsed) {
+                log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(lastRefusalStatus)); given up")
+            }
         }
     }
 

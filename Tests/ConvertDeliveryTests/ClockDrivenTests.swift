@@ -159,16 +159,29 @@ private func letTasksRun() async {
         #expect(logs.messages.filter { $0.contains("dropped") }.last == "tracking queue full (1): 6 event(s) dropped",
                 "10 s later the drops since the last line are reported")
 
+        // Events of one visitor are refused while the others' are taken: those are given up.
         let refusing = RecordingLogSink()
-        let refused = trackingQueue(StubTransport { _ in HTTPResponse(status: 400) }, clock: clock, batchSize: 1, logs: refusing)
+        let picky = StubTransport { request in
+            HTTPResponse(status: String(decoding: request.body ?? Data(), as: UTF8.self).contains(#""bad""#) ? 400 : 200)
+        }
+        let refused = trackingQueue(picky, clock: clock, batchSize: 1, logs: refusing)
         defer { refused.stop() }
-        for n in 0..<3 { refused.enqueue(event(n)) }
+        func bad(_ n: Int) -> TrackingEvent {
+            TrackingEvent(accountId: "1", projectId: "2", visitorId: "bad", segments: nil,
+                          payload: .conversion(goalId: "b\(n)", goalData: nil, bucketingData: nil))
+        }
+        for n in 0..<3 {
+            refused.enqueue(event(100 + n))
+            refused.enqueue(bad(n))
+        }
+        refused.enqueue(event(103))
         try await eventually("three refusals") { refused.counters.rejected == 3 }
-        #expect(refusing.messages.filter { $0.contains("refused") }.count == 1)
+        #expect(refusing.messages.filter { $0.contains("refused") && $0.contains("given up") }.count == 1)
         clock.advance(by: .seconds(10))
-        refused.enqueue(event(3))
+        refused.enqueue(bad(3))
+        refused.enqueue(event(104))
         try await eventually("a fourth refusal") { refused.counters.rejected == 4 }
-        let lines = refusing.messages.filter { $0.contains("refused") }
+        let lines = refusing.messages.filter { $0.contains("refused") && $0.contains("given up") }
         #expect(lines.count == 2)
         #expect(lines.last?.contains("refused 3 event(s)") == true, "\(lines)")
     }

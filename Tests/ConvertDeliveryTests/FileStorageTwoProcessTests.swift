@@ -82,3 +82,48 @@ import Testing
             + "\(kills) kills, \(duplicates) duplicates, \(lost.count) lost, \(ContinuousClock.now - started)")
     }
 }
+
+/// A process that exits right after its enqueues, with no flush, against a server answering at
+/// once: after a restart on the same directory, every event arrives, and no more than the one
+/// batch that was on the wire at the exit arrives twice.
+@Suite(.serialized) struct ExitWithoutFlushTests {
+    @Test(arguments: [53, 200, 1_000])
+    func anExitRightAfterEnqueuingRepeatsAtMostOneBatch(events: Int) async throws {
+        let probe = try #require(BuiltProducts.executable("JournalProbe"), "the JournalProbe helper is built with the tests")
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let received = Locked<[String: Int]>([:])
+        let server = try LoopbackHTTPServer { request in
+            if let batch = try? ReceivedBatch(request.body) {
+                received.withValue { counts in
+                    for event in batch.events { if let goal = event.data["goalId"] as? String { counts[goal, default: 0] += 1 } }
+                }
+            }
+            return .respond(status: 200)
+        }
+        try await offThePool {
+            for arguments in [[directory.path, "\(events)", "x", server.baseURL, "exit"]] {
+                let process = Process()
+                process.executableURL = probe
+                process.arguments = arguments
+                process.standardOutput = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+            }
+        }
+        // The restart: a queue on the same directory delivers what the journal still holds.
+        let journal = try FileEventJournal(directory: directory)
+        let queue = TrackingQueue(transport: URLSessionTransport(),
+                                  endpoint: TrackingEndpoint(template: server.baseURL, sdkKey: "probe",
+                                                             policy: EndpointPolicy(allowsInsecureHTTP: true)),
+                                  options: TrackingQueueOptions(batchSize: 10, releaseInterval: .milliseconds(10)),
+                                  journal: journal)
+        #expect(await queue.flush(timeout: .seconds(30)))
+        _ = await queue.shutdown(timeout: .seconds(5))
+        let counts = received.value
+        let goals = (0..<events).map { "goal-x-\($0)" }
+        #expect(goals.allSatisfy { counts[$0] != nil }, "lost: \(goals.filter { counts[$0] == nil })")
+        let repeated = counts.values.reduce(0) { $0 + $1 - 1 }
+        #expect(repeated <= 10, "\(repeated) events arrived twice (batches of 10)")
+    }
+}

@@ -137,6 +137,42 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         _ = await queue.shutdown(timeout: .seconds(5))
     }
 
+    @Test func aRefusalStormIsAnOutageEveryEventIsKeptAndRequestsStayFew() async throws {
+        let storming = Locked(true)
+        let server = try LoopbackHTTPServer { _ in storming.value ? .respond(status: 400) : .respond(status: 200) }
+        let queue = try queue(server, batchSize: 10, retry: RetryPolicy(initial: .milliseconds(50), maximum: .milliseconds(400)))
+        for n in 0..<300 { queue.enqueue(event("v\(n % 30)", n)) }
+        try await Task.sleep(for: .seconds(2))
+        let duringStorm = server.requests.count
+        #expect(queue.counters.rejected == 0, "no event is given up while every event is refused")
+        storming.set(false)
+        #expect(await queue.flush(timeout: .seconds(60)))
+        let counters = queue.counters
+        #expect(counters.sent == 300 && counters.rejected == 0)
+        let delivered = goals(server.requests.suffix(server.requests.count - duringStorm))
+        #expect(Set(delivered) == Set((0..<300).map { "g\($0)" }))
+        // Splitting to single events, then backing off: far fewer requests than one per event.
+        #expect(duringStorm < 150, "\(duringStorm) requests during 2 s of refusals")
+        _ = await queue.shutdown(timeout: .seconds(5))
+    }
+
+    @Test func aPoisonedVisitorAmongOthersDuringAStormLosesOnlyItsOwnEvents() async throws {
+        let storming = Locked(true)
+        let server = try LoopbackHTTPServer { request in
+            let visitors = (try? ReceivedBatch(request.body))?.events.map(\.visitor) ?? []
+            return storming.value || visitors.contains("bad") ? .respond(status: 400) : .respond(status: 200)
+        }
+        let queue = try queue(server, batchSize: 10, retry: RetryPolicy(initial: .milliseconds(50), maximum: .milliseconds(200)))
+        for n in 0..<60 { queue.enqueue(event(n % 10 == 3 ? "bad" : "v\(n % 7)", n)) }
+        try await Task.sleep(for: .seconds(1))
+        storming.set(false)
+        #expect(await queue.flush(timeout: .seconds(60)))
+        let counters = queue.counters
+        #expect(counters.rejected == 6, "the six events of the poisoned visitor, and only those")
+        #expect(counters.sent == 54)
+        _ = await queue.shutdown(timeout: .seconds(5))
+    }
+
     @Test func aRetriedBatchIsResentAsItWasNeverJoinedByLaterEvents() async throws {
         let failures = Counter()
         let server = try LoopbackHTTPServer { _ in

@@ -16,23 +16,26 @@ struct StalledTransport: HTTPTransport {
     }
 }
 
-// usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL]
+// usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]]
 // With a server, events are delivered to it while they are enqueued (retrying on failures).
+// With "exit", batches are of 10 and the process exits right after its enqueues, no flush.
 let arguments = CommandLine.arguments
-guard arguments.count == 3 || arguments.count == 5, let count = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL]\n".utf8))
+guard (3...6).contains(arguments.count), arguments.count != 4, let count = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]]\n".utf8))
     exit(2)
 }
-let run = arguments.count == 5 ? arguments[3] : "0"
+let exitsAtOnce = arguments.count == 6 && arguments[5] == "exit"
+let run = arguments.count >= 5 ? arguments[3] : "0"
 let journal = try FileEventJournal(directory: URL(fileURLWithPath: arguments[1]))
 FileHandle.standardOutput.write(Data("role \(journal.isOwner ? "owner" : "writer")\n".utf8))
 let queue: TrackingQueue
-if arguments.count == 5 {
+if arguments.count >= 5 {
+    let size = exitsAtOnce ? 10 : 20
     queue = TrackingQueue(transport: URLSessionTransport(),
                           endpoint: TrackingEndpoint(template: arguments[4], sdkKey: "probe",
                                                      policy: EndpointPolicy(allowsInsecureHTTP: true)),
                           // Small batches: a kill can repeat at most the one batch in flight.
-                          options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(10), maximumBatchEvents: 20,
+                          options: TrackingQueueOptions(batchSize: size, releaseInterval: .milliseconds(10), maximumBatchEvents: size,
                                                         retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
                           journal: journal)
 } else {
@@ -49,4 +52,5 @@ for i in 0..<count {
     if arguments.count == 5 && i % 50 == 49 { usleep(2000) }
 }
 FileHandle.standardOutput.write(Data("done\n".utf8))
+if exitsAtOnce { exit(0) }
 while true { sleep(60) }
