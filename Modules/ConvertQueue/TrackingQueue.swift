@@ -67,13 +67,15 @@ public actor TrackingQueue: TrackingSink {
     private var cutBackoff = false
     private var draining = false
     private var refusals = RateLimitedCount(interval: .seconds(10))
-    /// Events refused on their own since the server last accepted a request: either they are
-    /// bad or the server refuses everything (an outage). The next acceptance sends each of them
-    /// once more, alone; refusals across visitors with no acceptance make it an outage.
+    /// Events refused on their own with no request accepted since they were first refused:
+    /// either they are bad or the server refuses everything (an outage). The next acceptance
+    /// sends each of them once more, alone; refusals across visitors with no acceptance make it
+    /// an outage.
     private var suspects: [Entry] = []
-    /// Ordinals of suspects sent again after an acceptance: refused alone once more, they are
-    /// given up, the server having shown it takes other events.
-    private var cleared: Set<UInt64> = []
+    /// Requests accepted so far, and how many had been when each pending entry was first
+    /// refused (by ordinal): an entry refused on its own after a later acceptance is given up.
+    private var acceptances: UInt64 = 0
+    private var firstRefused: [UInt64: UInt64] = [:]
 
     /// Creates a queue and starts its delivery loop; recovered journal entries go first.
     /// Intervals and timeouts are measured on `clock`; `released` is told the size of each
@@ -278,7 +280,8 @@ public actor TrackingQueue: TrackingSink {
             switch answer {
             case .delivered:
                 failures = 0
-                if !cleared.isEmpty { for entry in batch { cleared.remove(entry.ordinal) } }
+                acceptances += 1
+                if !firstRefused.isEmpty { for entry in batch { firstRefused[entry.ordinal] = nil } }
                 releaseSuspects()
             case .unsendable:
                 break
@@ -324,19 +327,21 @@ public actor TrackingQueue: TrackingSink {
         }
     }
 
-    /// Splits a refused batch, or judges an event refused on its own: given up when it was
-    /// already sent again after an acceptance (the refusal is about this event), held as a
-    /// suspect otherwise. Returns true when the suspects make an outage (events of two visitors
+    /// Splits a refused batch, or judges an event refused on its own: given up when the server
+    /// accepted a request since the event was first refused (the refusal is about this event),
+    /// held as a suspect otherwise. Returns true when the suspects make an outage (events of two visitors
     /// or more refused alone with nothing accepted, or nothing else left to try): they are kept
     /// behind the other pending batches, and the caller backs off.
     private func refused(_ batch: [Entry], status: Int) -> Bool {
+        for entry in batch where firstRefused[entry.ordinal] == nil { firstRefused[entry.ordinal] = acceptances }
         guard batch.count == 1, let entry = batch.first else {
             let half = batch.count / 2
             units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
             return false
         }
         lastRefusalStatus = status
-        if cleared.remove(entry.ordinal) != nil {
+        if let since = firstRefused[entry.ordinal], acceptances > since {
+            firstRefused[entry.ordinal] = nil
             giveUp([entry])
             return false
         }
@@ -353,7 +358,6 @@ public actor TrackingQueue: TrackingSink {
     /// The server accepted a request: each suspect is sent once more, alone, first.
     private func releaseSuspects() {
         guard !suspects.isEmpty else { return }
-        for entry in suspects { cleared.insert(entry.ordinal) }
         units.insert(contentsOf: suspects.map { [$0] }, at: 0)
         suspects = []
     }
