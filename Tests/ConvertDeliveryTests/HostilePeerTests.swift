@@ -58,14 +58,14 @@ private func failure(_ body: () async throws -> HTTPResponse) async -> Transport
     }
 
     @Test func anAnnouncedBodyOverTheLimitFailsBeforeItArrives() async throws {
+        // 2 GiB announced, 64 KiB sent, then the connection closes: only a client that judges the
+        // head reports the body as too large (one that waits for the body sees a broken transfer).
         let server = try LoopbackHTTPServer { _ in
-            .stream(status: 200, headers: ["Content-Length": "2147483648"], chunk: Data(count: 64 * 1024), repeats: 32_768,
+            .stream(status: 200, headers: ["Content-Length": "2147483648"], chunk: Data(count: 64 * 1024), repeats: 1,
                     chunked: false)
         }
-        let started = ContinuousClock.now
         let error = await failure { try await URLSessionTransport(maximumBodyBytes: 1 << 20).send(try configRequest(server.baseURL)) }
         #expect(error == .bodyTooLarge(limit: 1 << 20))
-        #expect(ContinuousClock.now - started < .seconds(5), "refused on the header, not after 2 GiB")
     }
 
     @Test func anEndlessChunkedBodyIsCutAtTheLimit() async throws {
