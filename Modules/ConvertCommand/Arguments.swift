@@ -15,10 +15,12 @@ struct RuntimeError: Error, CustomStringConvertible {
 /// `--name value` options and `--flag` switches, nothing positional.
 struct Arguments {
     private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
     private var switches: Set<String> = []
 
-    /// Parses `arguments` against the allowed option and switch names.
-    init(_ arguments: [String], options: Set<String>, flags: Set<String>) throws {
+    /// Parses `arguments` against the allowed option and switch names; `repeatable` options may
+    /// be given several times (``values(_:)``).
+    init(_ arguments: [String], options: Set<String>, flags: Set<String>, repeatable: Set<String> = []) throws {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -27,6 +29,10 @@ struct Arguments {
             if flags.contains(name) {
                 switches.insert(name)
                 index += 1
+            } else if repeatable.contains(name) {
+                guard index + 1 < arguments.count else { throw UsageError("--\(name) needs a value") }
+                repeated[name, default: []].append(arguments[index + 1])
+                index += 2
             } else if options.contains(name) {
                 guard index + 1 < arguments.count else { throw UsageError("--\(name) needs a value") }
                 guard values[name] == nil else { throw UsageError("--\(name) given twice") }
@@ -39,6 +45,9 @@ struct Arguments {
     }
 
     func value(_ name: String) -> String? { values[name] }
+
+    /// Every value of a repeatable option, in order.
+    func values(_ name: String) -> [String] { repeated[name] ?? [] }
 
     func required(_ name: String) throws -> String {
         guard let value = values[name] else { throw UsageError("--\(name) is required") }

@@ -5,6 +5,7 @@ import Foundation
 enum DecideCommand {
     static let help = """
     usage: convert decide --config FILE [--input FILE|-] [--environment ENV] [--format json|table] [--details]
+                          [--force EXPERIENCE=VARIATION]...
 
     Decides every experience and feature of the config for each visitor, offline (no network,
     no tracking). The config may be the raw CDN body or {"environment": ..., "data": {...}}.
@@ -21,6 +22,8 @@ enum DecideCommand {
       targetingMatch, split, cached, static, disabled, default, error; gate: the check that
       kept the visitor out, e.g. {"audiences": ["<id>", ...]}), and per feature
       {"reason", "experience"?} (the experience that switched it on).
+    --force EXPERIENCE=VARIATION (repeatable): a QA override for every visitor; the experience
+      gives that variation (its key or id) whatever the gates, reason "static".
     --format table: aligned columns for reading, the visitor then one column per experience
       key with the variation key or -; printed when the input ends, since the columns are
       sized to fit every row.
@@ -31,7 +34,7 @@ enum DecideCommand {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["config", "input", "visitors", "environment", "format"],
-                                 flags: ["details"])
+                                 flags: ["details"], repeatable: ["force"])
         let table = try args.choice("format", of: ["json", "table"], default: "json") == "table"
         let details = args.flag("details")
         if details && table { throw UsageError("--details goes with --format json") }
@@ -44,6 +47,24 @@ enum DecideCommand {
         }
         // The config first: a bad config fails before anything is read from the input.
         let sdk = try await Input.offlineSDK(configPath: try args.required("config"), environment: args.value("environment"))
+        var overrides = DecisionOverrides()
+        for pair in args.values("force") {
+            do {
+                try overrides.force(pair: pair)
+            } catch {
+                throw UsageError("--force must be EXPERIENCE=VARIATION, got \"\(pair)\"")
+            }
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let experience = sdk.config?.experience(key: parts[0]) else {
+                let known = (sdk.config?.experiences.map(\.key) ?? []).joined(separator: ", ")
+                throw UsageError("--force: no experience has the key \"\(parts[0])\" (known: \(known))")
+            }
+            guard experience.variations.contains(where: { $0.key == parts[1] || $0.id == parts[1] }) else {
+                let known = experience.variations.map { $0.key ?? $0.id }.joined(separator: ", ")
+                throw UsageError("--force: experience \(parts[0]) has no variation \"\(parts[1])\" (known: \(known))")
+            }
+        }
+        if !overrides.isEmpty { sdk.setOverrides(overrides) }
         var input = try Input.lines(inputPath, for: inputOption)
         let experienceKeys = sdk.config?.experiences.map(\.key) ?? []
         var rows: [[String]] = []

@@ -83,6 +83,7 @@ struct TraceRenderer {
         case .archived: return "archived"
         case .environmentMismatch(let experience, let sdk): return "runs in environment \"\(experience)\", not \"\(sdk)\""
         case .preview(let id): return "preview forces variation \(id)"
+        case .forced(let id): return "a QA override forces variation \(id)"
         case .storedDecision(let id): return "stored decision: \(id ?? "none")"
         case .noKnownLocation: return "locations: none of the named ids exists in the config"
         case .location(let id, let key, let outcome):

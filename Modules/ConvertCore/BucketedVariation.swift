@@ -16,6 +16,8 @@ public struct BucketedVariation: Sendable, Hashable {
     public let isStored: Bool
     /// Whether a preview forced it.
     public let isPreview: Bool
+    /// Whether a QA override forced it (``DecisionOverrides``).
+    public private(set) var isForced = false
 
     /// The variation's id.
     public var id: String { variation.id }

@@ -81,6 +81,12 @@ extension ConvertContext {
         }
         let experience = installed.config.experiences[position]
         var snapshot = self.snapshot
+        snapshot.overrides = core.decisionInputs(visitorHash).overrides
+        if let forced = forcedVariation(installed.plans[position], snapshot) {
+            return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId,
+                                 steps: [.forced(variationId: forced.id)], reason: .forced,
+                                 variationId: forced.id, variationKey: forced.key)
+        }
         if let forced = previewVariation(experience, snapshot) {
             return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId,
                                  steps: [.preview(variationId: forced.id)], reason: .preview,
@@ -137,6 +143,16 @@ extension ConvertContext {
         return decide(position: position, installed, &snapshot, enableTracking: enableTracking)
     }
 
+    /// The variation a QA override forces for this visitor, when it names one of the experience's.
+    private func forcedVariation(_ plan: ExperiencePlan, _ snapshot: Snapshot) -> Variation? {
+        guard let wanted = snapshot.overrides?.variation(forExperience: plan.key, visitorId: visitorId) else { return nil }
+        if let variation = plan.variationModels.first(where: { $0.key == wanted }) ?? plan.variationModels.first(where: { $0.id == wanted }) {
+            return variation
+        }
+        core.log.warn("override for experience \(plan.key): no variation has the key or id \"\(wanted)\"; ignored")
+        return nil
+    }
+
     private func previewVariation(_ experience: Experience, _ snapshot: Snapshot) -> Variation? {
         guard let preview = snapshot.preview, preview.experienceId == experience.id else { return nil }
         return experience.variation(id: preview.variationId)
@@ -161,7 +177,8 @@ extension ConvertContext {
         let plan = installed.plans[position]
         let decided = decideInDetail(position: position, installed, &snapshot, enableTracking: enableTracking)
         guard let decision = decided.decision else {
-            return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: .static, decisionReason: .preview,
+            return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: .static,
+                                   decisionReason: decided.variation?.isForced == true ? .forced : .preview,
                                    errorCode: nil, gate: nil)
         }
         let (reason, error) = decision.reason.evaluation(targeted: decision.targeted(plan))
@@ -173,6 +190,10 @@ extension ConvertContext {
     func decideInDetail(position: Int, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
                         enableTracking: Bool) -> (variation: BucketedVariation?, decision: ExperienceDecision?) {
         let plan = installed.plans[position]
+        if snapshot.overrides != nil, let forced = forcedVariation(plan, snapshot) {
+            return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: false,
+                                      isForced: true), nil)
+        }
         if let forced = previewVariation(plan.experience, snapshot) {
             return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true), nil)
         }

@@ -40,6 +40,9 @@ extension ConvertContext {
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
                                  experiences: [])
         }
+        if let forced = forcedFeature(feature, snapshot) {
+            return FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
+        }
         var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         var details: [VariationDetail]? = []
         let value = resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
@@ -97,6 +100,7 @@ extension ConvertContext {
     private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
                          enableTracking: Bool, decided: inout [BucketedVariation??],
                          details: inout [VariationDetail]?) -> BucketedFeature {
+        if let forced = forcedFeature(feature, snapshot) { return forced }
         for index in installed.config.carrierIndexes(featureId: feature.id) {
             let experience = installed.config.experiences[index]
             let variation: BucketedVariation?
@@ -117,6 +121,14 @@ extension ConvertContext {
                                    variables: typeCasting ? cast(change.variables, feature) : change.variables)
         }
         return .disabled(key: feature.key, feature: feature)
+    }
+
+    /// The feature as a QA override forces it for this visitor, if one does.
+    private func forcedFeature(_ feature: Feature, _ snapshot: Snapshot) -> BucketedFeature? {
+        guard let forced = snapshot.overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
+        return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: forced.enabled ? .enabled : .disabled,
+                               experienceId: nil, experienceKey: nil, variationId: nil, variationKey: nil,
+                               variables: forced.enabled ? forced.variables : [:])
     }
 
     private func cast(_ variables: [String: JSONValue], _ feature: Feature) -> [String: JSONValue] {

@@ -169,6 +169,8 @@ public final class ConvertContext: Sendable {
         let attributes: [String: JSONValue]
         let locationProperties: [String: JSONValue]
         let preview: PreviewTarget?
+        /// Forced decisions in effect for this call, `nil` when none.
+        var overrides: DecisionOverrides?
         /// The visitor's data in `storedNamespace`, once read (or prefetched); each decision of
         /// the call starts from it and records what it stored, so a call reads the store once.
         var stored: VisitorData?
@@ -197,7 +199,8 @@ public final class ConvertContext: Sendable {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")
             return nil
         }
-        guard let installed = core.current(visitorHash) else {
+        let (current, overrides) = core.decisionInputs(visitorHash)
+        guard let installed = current else {
             core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return nil
         }
@@ -208,7 +211,9 @@ public final class ConvertContext: Sendable {
             return (Self.takeSnapshot(&state), storeSegments)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        return (installed, snapshot)
+        var withOverrides = snapshot
+        withOverrides.overrides = overrides
+        return (installed, withOverrides)
     }
 }
 

@@ -23,6 +23,12 @@ public final class ConvertSwiftSDK: Sendable {
     /// Starts an SDK on the given ports; nothing here imports a concrete adapter.
     public init(configuration: ConvertConfiguration, ports: ConvertPorts) {
         let core = SDKCore(configuration: configuration, ports: ports)
+        let launched = DecisionOverrides.fromLaunch()
+        if !launched.isEmpty {
+            core.setOverrides(launched)
+            core.log.warn("QA overrides from \(DecisionOverrides.environmentVariable) or \(DecisionOverrides.launchArgument): "
+                          + "\(launched.all.variations.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+        }
         self.core = core
         loader = Task.detached { await core.runConfigSource() }
     }
@@ -134,6 +140,15 @@ public final class ConvertSwiftSDK: Sendable {
     }
 
     /// Switches tracking on or off at runtime; events suppressed while off are not replayed.
+    /// The forced decisions in effect (see ``DecisionOverrides``).
+    public var overrides: DecisionOverrides { core.currentOverrides }
+
+    /// Replaces the forced decisions; contexts see them from their next call. Forced decisions
+    /// are never tracked or stored.
+    public func setOverrides(_ overrides: DecisionOverrides) {
+        core.setOverrides(overrides)
+    }
+
     public func setTrackingEnabled(_ enabled: Bool) async {
         core.setTrackingEnabled(enabled)
         core.log.info("tracking \(enabled ? "enabled" : "disabled")")

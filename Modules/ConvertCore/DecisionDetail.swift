@@ -8,7 +8,7 @@ public enum EvaluationReason: String, Sendable, Hashable, Codable {
     case split
     /// The visitor's stored (sticky) decision.
     case cached
-    /// Forced, not evaluated: a preview.
+    /// Forced, not evaluated: a preview or a QA override (``DecisionOverrides``).
     case `static`
     /// The experience does not run here: archived, or in another environment.
     case disabled
@@ -102,7 +102,7 @@ extension DecisionReason {
         case .experienceNotFound: return (.error, .flagNotFound)
         case .invalidVisitorId: return (.error, .invalidVisitorId)
         case .archived, .environmentMismatch: return (.disabled, nil)
-        case .preview: return (.static, nil)
+        case .preview, .forced: return (.static, nil)
         case .locationNotMatched, .audienceNotMatched, .segmentNotMatched, .notBucketed: return (.default, nil)
         case .storedDecision: return (.cached, nil)
         case .bucketed: return (targeted ? .targetingMatch : .split, nil)

@@ -16,6 +16,8 @@ public enum DecisionStep: Sendable, Hashable {
     case environmentMismatch(experience: String, sdk: String)
     /// A preview forced this variation; every gate was bypassed.
     case preview(variationId: String)
+    /// A QA override forced this variation; every gate was bypassed.
+    case forced(variationId: String)
     /// The visitor's stored decision, `nil` when there is none (or it names a variation that no longer exists).
     case storedDecision(variationId: String?)
     /// A location's rules against the location properties.
@@ -34,7 +36,7 @@ public enum DecisionStep: Sendable, Hashable {
 
 /// Why a decision ended as it did.
 public enum DecisionReason: String, Sendable, Hashable {
-    case notReady, invalidVisitorId, experienceNotFound, archived, environmentMismatch, preview
+    case notReady, invalidVisitorId, experienceNotFound, archived, environmentMismatch, preview, forced
     case locationNotMatched, audienceNotMatched, segmentNotMatched
     case storedDecision, bucketed, notBucketed
 }

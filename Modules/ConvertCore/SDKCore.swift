@@ -14,6 +14,7 @@ final class SDKCore: @unchecked Sendable {
     private var installed: InstalledConfig?
     private var trackingEnabled = true
     private var autoVisitorId: String?
+    private var overrides = DecisionOverrides()
 
     let configuration: ConvertConfiguration
     let ports: ConvertPorts
@@ -33,10 +34,10 @@ final class SDKCore: @unchecked Sendable {
     struct DecisionState {
         var installed: InstalledConfig?
         var trackingEnabled: Bool
+        /// `nil` when nothing is forced, so a decision checks one optional.
+        var overrides: DecisionOverrides?
     }
-    /// Its stripes' mutexes also guard the fields of the contexts in each stripe, so a decision
-    /// reads its context and the config under one lock.
-    let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true))
+    let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true, overrides: nil))
 
     var current: InstalledConfig? { lock.withLock { installed } }
 
@@ -44,6 +45,21 @@ final class SDKCore: @unchecked Sendable {
     @inline(__always)
     func current(_ visitorHash: UInt64) -> InstalledConfig? {
         decisionState.read(visitorHash) { $0.installed }
+    }
+
+    /// The installed config and the overrides, as the stripe of `visitorHash` holds them.
+    @inline(__always)
+    func decisionInputs(_ visitorHash: UInt64) -> (installed: InstalledConfig?, overrides: DecisionOverrides?) {
+        decisionState.read(visitorHash) { ($0.installed, $0.overrides) }
+    }
+
+    var currentOverrides: DecisionOverrides { lock.withLock { overrides } }
+
+    func setOverrides(_ next: DecisionOverrides) {
+        lock.withLock {
+            overrides = next
+            decisionState.update { $0.overrides = next.isEmpty ? nil : next }
+        }
     }
 
     var isTrackingEnabled: Bool {

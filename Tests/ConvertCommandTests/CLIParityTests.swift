@@ -189,3 +189,24 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
         #expect(visitors.map { $0["visitorId"] } == ["first", "after"])
     }
 }
+
+@Suite struct DecideForceTests {
+    @Test func forcedVariationsAreGivenWhateverTheGatesAndSayStatic() throws {
+        let config = try Fixtures.url(.cdnConfigBaseline)
+        let key = "test-experience-ab-fullstack-1"
+        let result = try convert(["decide", "--config", config.path, "--details",
+                                  "--force", "\(key)=1003142551-variation-1", "--force", "test-experience-ab-fullstack-4=1003180878"],
+                                 input: Data(#"{"visitorId": "nobody"}"#.utf8))
+        #expect(result.status == 0, "\(result.err)")
+        let line = try JSONDecoder().decode(JSONValue.self, from: Data(result.out.utf8))
+        #expect(line["experiences"]?[key] == "1003142551-variation-1")
+        #expect(line["details"]?["experiences"]?[key]?["reason"] == "static")
+        #expect(line["details"]?["experiences"]?[key]?["decisionReason"] == "forced")
+        #expect(line["experiences"]?["test-experience-ab-fullstack-4"] == "variation-1", "by id, printed by key")
+
+        let unknown = try convert(["decide", "--config", config.path, "--force", "\(key)=nope"], input: Data())
+        #expect(unknown.status == 2 && unknown.err.contains("has no variation \"nope\"") && unknown.err.contains("1003142550"))
+        let malformed = try convert(["decide", "--config", config.path, "--force", "nothing"], input: Data())
+        #expect(malformed.status == 2 && malformed.err.contains("EXPERIENCE=VARIATION"))
+    }
+}
