@@ -64,9 +64,14 @@ extension ConvertContext {
         let segments = data.segments.isEmpty ? nil : data.segments
         var count = 0, dropped = 0
         func send(_ payload: TrackingEvent.Payload) {
-            let taken = core.ports.trackingSink.offer(TrackingEvent(accountId: config.accountId, projectId: config.project.id,
-                                                                    visitorId: visitorId, segments: segments, payload: payload))
-            if taken { count += 1 } else { dropped += 1 }
+            let event = TrackingEvent(accountId: config.accountId, projectId: config.project.id, visitorId: visitorId,
+                                      segments: segments, payload: payload)
+            if core.ports.trackingSink.offer(event) {
+                count += 1
+                announceTracked(event)
+            } else {
+                dropped += 1
+            }
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }

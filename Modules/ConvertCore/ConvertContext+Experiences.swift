@@ -21,7 +21,10 @@ extension ConvertContext {
     /// - Returns: the variation, or `nil` when the visitor does not qualify, is not bucketed,
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
-        guard case (let installed, var snapshot)? = begin("variation(forExperience:)") else { return nil }
+        guard case (let installed, var snapshot)? = begin("variation(forExperience:)") else {
+            return failedCall(.experience, key).value
+        }
+        guard snapshot.hooks.isEmpty else { return hookedDetail(key, installed, &snapshot, enableTracking: enableTracking).value }
         return decide(key: key, installed, &snapshot, enableTracking: enableTracking)
     }
 
@@ -39,14 +42,53 @@ extension ConvertContext {
     /// ```
     public func variationDetail(forExperience key: String, enableTracking: Bool = true) -> VariationDetail {
         guard case (let installed, var snapshot)? = begin("variationDetail(forExperience:)") else {
-            return unusable(key)
+            return failedCall(.experience, key)
         }
-        guard let position = installed.experiencePosition(key: key) else {
+        return hookedDetail(key, installed, &snapshot, enableTracking: enableTracking)
+    }
+
+    /// The detail of the experience with `key`, with the call's hooks around it.
+    func hookedDetail(_ key: String, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
+                      enableTracking: Bool) -> VariationDetail {
+        let hooks = snapshot.hooks
+        let context = hooks.isEmpty ? nil : HookContext(flagKind: .experience, key: key, visitorId: visitorId,
+                                                        attributes: snapshot.attributes)
+        if let context { core.runHooks(hooks, "before") { try $0.before(context) } }
+        let result: VariationDetail
+        if let position = installed.experiencePosition(key: key) {
+            result = detail(position: position, installed, &snapshot, enableTracking: enableTracking)
+        } else {
             core.log.warn("no experience has the key \"\(key)\"")
-            return VariationDetail(experienceKey: key, value: nil, reason: .error, decisionReason: .experienceNotFound,
-                                   errorCode: .flagNotFound, gate: nil)
+            result = VariationDetail(experienceKey: key, value: nil, reason: .error, decisionReason: .experienceNotFound,
+                                     errorCode: .flagNotFound, gate: nil)
         }
-        return detail(position: position, installed, &snapshot, enableTracking: enableTracking)
+        if let context { finishHooks(hooks, context, .variation(result)) }
+        return result
+    }
+
+    /// A call that could not start (not ready, unusable visitor id): its error detail, with the
+    /// hooks told.
+    func failedCall(_ kind: HookContext.FlagKind, _ key: String) -> VariationDetail {
+        let result = unusable(key)
+        let hooks = hooksForFailedCall()
+        guard !hooks.isEmpty else { return result }
+        let context = HookContext(flagKind: kind, key: key, visitorId: visitorId, attributes: visitorAttributes)
+        core.runHooks(hooks, "before") { try $0.before(context) }
+        let details: EvaluationDetails = kind == .experience ? .variation(result)
+            : .feature(FeatureDetail(value: .disabled(key: key, feature: nil), reason: result.reason, errorCode: result.errorCode,
+                                     experiences: []))
+        finishHooks(hooks, context, details)
+        return result
+    }
+
+    /// `after` (or `error`), then `finally`.
+    func finishHooks(_ hooks: [any EvaluationHook], _ context: HookContext, _ details: EvaluationDetails) {
+        if details.reason == .error {
+            core.runHooks(hooks, "error") { try $0.error(context, details: details) }
+        } else {
+            core.runHooks(hooks, "after") { try $0.after(context, details: details) }
+        }
+        core.runHooks(hooks, "finally") { try $0.finally(context, details: details) }
     }
 
     /// Decides every experience in the config, in config order; returns those with a variation.
@@ -55,9 +97,10 @@ extension ConvertContext {
         guard case (let installed, var snapshot)? = begin("variations()") else { return [] }
         var found: [BucketedVariation] = []
         for position in installed.config.experiences.indices {
-            if let variation = decide(position: position, installed, &snapshot, enableTracking: enableTracking) {
-                found.append(variation)
-            }
+            let variation = snapshot.hooks.isEmpty
+                ? decide(position: position, installed, &snapshot, enableTracking: enableTracking)
+                : hookedDetail(installed.plans[position].key, installed, &snapshot, enableTracking: enableTracking).value
+            if let variation { found.append(variation) }
         }
         return found
     }

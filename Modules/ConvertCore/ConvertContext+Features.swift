@@ -15,7 +15,11 @@ extension ConvertContext {
     /// ```
     public func feature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> BucketedFeature {
         guard case (let installed, var snapshot)? = begin("feature(_:)") else {
+            _ = failedCall(.feature, key)
             return .disabled(key: key, feature: nil)
+        }
+        guard snapshot.hooks.isEmpty else {
+            return hookedFeature(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking).value
         }
         guard let feature = installed.config.feature(key: key) else {
             core.log.warn("no feature has the key \"\(key)\"")
@@ -31,10 +35,27 @@ extension ConvertContext {
     /// carriers' own details.
     public func featureDetail(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> FeatureDetail {
         guard case (let installed, var snapshot)? = begin("featureDetail(_:)") else {
-            let failed = unusable(key)
+            let failed = failedCall(.feature, key)
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
                                  experiences: [])
         }
+        return hookedFeature(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking)
+    }
+
+    /// The detail of the feature with `key`, with the call's hooks around it.
+    private func hookedFeature(_ key: String, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
+                               enableTracking: Bool) -> FeatureDetail {
+        let hooks = snapshot.hooks
+        let context = hooks.isEmpty ? nil : HookContext(flagKind: .feature, key: key, visitorId: visitorId,
+                                                        attributes: snapshot.attributes)
+        if let context { core.runHooks(hooks, "before") { try $0.before(context) } }
+        let result = resolveDetail(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking)
+        if let context { finishHooks(hooks, context, .feature(result)) }
+        return result
+    }
+
+    private func resolveDetail(_ key: String, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
+                               enableTracking: Bool) -> FeatureDetail {
         guard let feature = installed.config.feature(key: key) else {
             core.log.warn("no feature has the key \"\(key)\"")
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
@@ -60,8 +81,13 @@ extension ConvertContext {
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(features.count)
         for feature in features {
-            resolved.append(resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
-                                    decided: &decided))
+            if snapshot.hooks.isEmpty {
+                resolved.append(resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                                        decided: &decided))
+            } else {
+                resolved.append(hookedFeature(feature.key, installed, &snapshot, typeCasting: typeCasting,
+                                              enableTracking: enableTracking).value)
+            }
         }
         return resolved
     }

@@ -64,16 +64,25 @@ extension ConvertContext {
         announceLocations(recorded, plan, installed, input)
         if recorded.isNew, let variation = recorded.variation {
             if enableTracking && core.isTrackingEnabled(visitorHash) {
-                core.ports.trackingSink.enqueue(TrackingEvent(
+                let event = TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
-                    payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id)))
+                    payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id))
+                core.ports.trackingSink.enqueue(event)
+                announceTracked(event)
             }
             events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
                                                     experienceKey: plan.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
         return recorded
+    }
+
+    /// Tells the SDK's hooks about a queued tracking event (outside every lock).
+    func announceTracked(_ event: TrackingEvent) {
+        let hooks = core.decisionInputs(visitorHash).hooks
+        guard !hooks.isEmpty else { return }
+        core.runHooks(hooks, "tracked") { try $0.tracked(event) }
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.

@@ -28,6 +28,7 @@ public final class ConvertContext: Sendable {
         /// The visitor's data as storing the creation segments left it, for the first decision
         /// to start from instead of reading the store again (with the namespace hash it belongs to).
         var prefetched: (namespaceHash: UInt64, data: VisitorData)?
+        var hooks: [any EvaluationHook] = []
     }
     /// The report keys among the creation attributes with their values as given, stored as the
     /// visitor's segments once a config is installed (`nil` when there are none, or when the
@@ -171,6 +172,8 @@ public final class ConvertContext: Sendable {
         let preview: PreviewTarget?
         /// Forced decisions in effect for this call, `nil` when none.
         var overrides: DecisionOverrides?
+        /// The SDK's hooks, then the context's.
+        var hooks: [any EvaluationHook] = []
         /// The visitor's data in `storedNamespace`, once read (or prefetched); each decision of
         /// the call starts from it and records what it stored, so a call reads the store once.
         var stored: VisitorData?
@@ -185,7 +188,18 @@ public final class ConvertContext: Sendable {
     private static func takeSnapshot(_ state: inout State) -> Snapshot {
         defer { state.prefetched = nil }
         return Snapshot(attributes: state.attributes, locationProperties: state.locationProperties, preview: state.preview,
-                        stored: state.prefetched?.data, storedNamespace: state.prefetched?.namespaceHash ?? 0)
+                        hooks: state.hooks, stored: state.prefetched?.data,
+                        storedNamespace: state.prefetched?.namespaceHash ?? 0)
+    }
+
+    /// Adds a hook run around this context's evaluations, after the SDK's hooks.
+    public func addHook(_ hook: any EvaluationHook) {
+        state.withValue { $0.hooks.append(hook) }
+    }
+
+    /// The hooks of a call that could not start (not ready, unusable visitor id).
+    func hooksForFailedCall() -> [any EvaluationHook] {
+        core.decisionInputs(visitorHash).hooks + state.withValue { $0.hooks }
     }
 
     /// What every call that reads or writes the visitor's data starts from: the installed
@@ -199,7 +213,7 @@ public final class ConvertContext: Sendable {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")
             return nil
         }
-        let (current, overrides) = core.decisionInputs(visitorHash)
+        let (current, overrides, hooks) = core.decisionInputs(visitorHash)
         guard let installed = current else {
             core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return nil
@@ -213,6 +227,7 @@ public final class ConvertContext: Sendable {
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
         var withOverrides = snapshot
         withOverrides.overrides = overrides
+        if !hooks.isEmpty { withOverrides.hooks = hooks + snapshot.hooks }
         return (installed, withOverrides)
     }
 }

@@ -140,6 +140,12 @@ public final class ConvertSwiftSDK: Sendable {
     }
 
     /// Switches tracking on or off at runtime; events suppressed while off are not replayed.
+    /// Adds a hook run around every evaluation of every context, and on every tracking event
+    /// (see ``EvaluationHook``).
+    public func addHook(_ hook: any EvaluationHook) {
+        core.addHook(hook)
+    }
+
     /// The forced decisions in effect (see ``DecisionOverrides``).
     public var overrides: DecisionOverrides { core.currentOverrides }
 

@@ -15,6 +15,9 @@ final class SDKCore: @unchecked Sendable {
     private var trackingEnabled = true
     private var autoVisitorId: String?
     private var overrides = DecisionOverrides()
+    private var hooks: [any EvaluationHook] = []
+    /// When a hook's failure was last logged (on the sleep clock).
+    let hookFailureLog = Locked<Duration?>(nil)
 
     let configuration: ConvertConfiguration
     let ports: ConvertPorts
@@ -36,8 +39,9 @@ final class SDKCore: @unchecked Sendable {
         var trackingEnabled: Bool
         /// `nil` when nothing is forced, so a decision checks one optional.
         var overrides: DecisionOverrides?
+        var hooks: [any EvaluationHook]
     }
-    let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true, overrides: nil))
+    let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true, overrides: nil, hooks: []))
 
     var current: InstalledConfig? { lock.withLock { installed } }
 
@@ -49,8 +53,17 @@ final class SDKCore: @unchecked Sendable {
 
     /// The installed config and the overrides, as the stripe of `visitorHash` holds them.
     @inline(__always)
-    func decisionInputs(_ visitorHash: UInt64) -> (installed: InstalledConfig?, overrides: DecisionOverrides?) {
-        decisionState.read(visitorHash) { ($0.installed, $0.overrides) }
+    func decisionInputs(_ visitorHash: UInt64) -> (installed: InstalledConfig?, overrides: DecisionOverrides?,
+                                                   hooks: [any EvaluationHook]) {
+        decisionState.read(visitorHash) { ($0.installed, $0.overrides, $0.hooks) }
+    }
+
+    func addHook(_ hook: any EvaluationHook) {
+        lock.withLock {
+            hooks.append(hook)
+            let all = hooks
+            decisionState.update { $0.hooks = all }
+        }
     }
 
     var currentOverrides: DecisionOverrides { lock.withLock { overrides } }

@@ -1,0 +1,120 @@
+import ConvertEvents
+import ConvertRules
+import ConvertSupport
+
+/// What a hook is told about one evaluation: which flag, for whom, with which attributes.
+public struct HookContext: Sendable {
+    /// An experience or a feature.
+    public enum FlagKind: String, Sendable, Hashable {
+        case experience, feature
+    }
+
+    public let flagKind: FlagKind
+    /// The experience or feature key asked for.
+    public let key: String
+    public let visitorId: String
+    /// The context's attributes when the evaluation started.
+    public let attributes: [String: JSONValue]
+}
+
+/// The outcome a hook sees after an evaluation.
+public enum EvaluationDetails: Sendable {
+    case variation(VariationDetail)
+    case feature(FeatureDetail)
+
+    public var reason: EvaluationReason {
+        switch self {
+        case .variation(let detail): detail.reason
+        case .feature(let detail): detail.reason
+        }
+    }
+
+    public var errorCode: EvaluationErrorCode? {
+        switch self {
+        case .variation(let detail): detail.errorCode
+        case .feature(let detail): detail.errorCode
+        }
+    }
+
+    /// The variation key (or id) given, if any.
+    public var variant: String? {
+        switch self {
+        case .variation(let detail): detail.variant
+        case .feature(let detail): detail.value.isEnabled ? detail.variant ?? "enabled" : nil
+        }
+    }
+}
+
+/// Code run around every experience and feature evaluation, and on every tracking event the SDK
+/// queues — OpenFeature's hook shape: `before`, then `after` (or `error` when the evaluation
+/// ended in ``EvaluationReason/error``), then `finally`.
+///
+/// Hooks run on the calling thread, outside every lock of the SDK. A hook that throws is logged
+/// (at most one line per 10 s) and never changes the decision; a slow hook slows only the call
+/// it runs in (tracking delivery never waits for it). Every method has an empty default.
+///
+/// ```swift
+/// struct Metrics: EvaluationHook {
+///     func after(_ context: HookContext, details: EvaluationDetails) {
+///         counter(context.key, details.variant ?? "none", details.reason.rawValue).increment()
+///     }
+/// }
+/// sdk.addHook(Metrics())
+/// ```
+public protocol EvaluationHook: Sendable {
+    func before(_ context: HookContext) throws
+    func after(_ context: HookContext, details: EvaluationDetails) throws
+    func error(_ context: HookContext, details: EvaluationDetails) throws
+    func finally(_ context: HookContext, details: EvaluationDetails) throws
+    /// A tracking event the SDK has just queued (a bucketing or a conversion).
+    func tracked(_ event: TrackingEvent) throws
+}
+
+extension EvaluationHook {
+    public func before(_ context: HookContext) throws {}
+    public func after(_ context: HookContext, details: EvaluationDetails) throws {}
+    public func error(_ context: HookContext, details: EvaluationDetails) throws {}
+    public func finally(_ context: HookContext, details: EvaluationDetails) throws {}
+    public func tracked(_ event: TrackingEvent) throws {}
+}
+
+/// A hook that logs each evaluation (`flag key → variant (reason)`) and each tracking event.
+public struct LoggingHook: EvaluationHook {
+    private let log: SDKLog
+    private let level: LogLevel
+
+    /// Logs to `sink` at `level`.
+    public init(sink: any LogSink, level: LogLevel = .info) {
+        log = SDKLog(sink: sink, minimum: level)
+        self.level = level
+    }
+
+    public func finally(_ context: HookContext, details: EvaluationDetails) {
+        let error = details.errorCode.map { ", \($0.rawValue)" } ?? ""
+        log(level, "\(context.flagKind.rawValue) \(context.key) for \(context.visitorId): \(details.variant ?? "none") "
+            + "(\(details.reason.rawValue)\(error))")
+    }
+
+    public func tracked(_ event: TrackingEvent) {
+        log(level, "tracking \(event.eventType) for \(event.visitorId)")
+    }
+}
+
+extension SDKCore {
+    /// Runs `body` on each hook; a throw is logged, at most once per 10 s, and goes no further.
+    func runHooks(_ hooks: [any EvaluationHook], _ stage: String, _ body: (any EvaluationHook) throws -> Void) {
+        for hook in hooks {
+            do {
+                try body(hook)
+            } catch {
+                let now = ports.sleepClock.elapsed
+                let due = hookFailureLog.withValue { last -> Bool in
+                    if let previous = last, now - previous < .seconds(10) { return false }
+                    last = now
+                    return true
+                }
+                if due { log.warn("evaluation hook \(type(of: hook)) threw in \(stage): \(error); the decision stands") }
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import ConvertCore
+import ConvertEvents
+import ConvertModel
+import ConvertRules
+import ConvertSupport
+import ConvertTesting
+import Foundation
+import Testing
+
+private let experienceOne = "test-experience-ab-fullstack-1"
+
+/// Records every call, in order, as "name stage key reason".
+private final class Recorder: EvaluationHook {
+    let name: String
+    let calls = Locked<[String]>([])
+    let throwsIn: String?
+    init(_ name: String, throwsIn: String? = nil) {
+        self.name = name
+        self.throwsIn = throwsIn
+    }
+
+    struct Boom: Error {}
+    private func note(_ text: String, _ stage: String) throws {
+        calls.withValue { $0.append("\(name) \(text)") }
+        if stage == throwsIn { throw Boom() }
+    }
+
+    func before(_ context: HookContext) throws { try note("before \(context.key)", "before") }
+    func after(_ context: HookContext, details: EvaluationDetails) throws {
+        try note("after \(context.key) \(details.reason.rawValue)", "after")
+    }
+    func error(_ context: HookContext, details: EvaluationDetails) throws {
+        try note("error \(context.key) \(details.errorCode?.rawValue ?? "-")", "error")
+    }
+    func finally(_ context: HookContext, details: EvaluationDetails) throws {
+        try note("finally \(context.key) \(details.variant ?? "none")", "finally")
+    }
+    func tracked(_ event: TrackingEvent) throws { try note("tracked \(event.eventType)", "tracked") }
+}
+
+@Suite struct HookTests {
+    @Test func hooksRunBeforeAfterAndFinallyAroundADecisionAndSeeItsTracking() async throws {
+        let harness = try await started()
+        let sdkHook = Recorder("sdk"), contextHook = Recorder("ctx")
+        harness.sdk.addHook(sdkHook)
+        let context = qualifyingContext(harness, "hooked")
+        context.addHook(contextHook)
+        let variation = try #require(context.variation(forExperience: experienceOne))
+        let variant = variation.key ?? variation.id
+        #expect(sdkHook.calls.value == ["sdk before \(experienceOne)", "sdk tracked bucketing",
+                                        "sdk after \(experienceOne) targetingMatch", "sdk finally \(experienceOne) \(variant)"])
+        #expect(contextHook.calls.value == ["ctx before \(experienceOne)", "ctx after \(experienceOne) targetingMatch",
+                                            "ctx finally \(experienceOne) \(variant)"], "context hooks see evaluations only")
+        _ = await context.trackConversion("button-primary-click")
+        #expect(sdkHook.calls.value.filter { $0 == "sdk tracked conversion" }.count == 1)
+
+        let other = harness.sdk.createContext(visitorId: "plain", attributes: qualifying)
+        other.setLocationProperties(pricing)
+        #expect(other.variation(forExperience: experienceOne)?.id
+                == (try expectedVariation(#require(harness.sdk.config), experienceKey: experienceOne, visitorId: "plain")),
+                "hooks do not change decisions")
+    }
+
+    @Test func errorsReachTheErrorStageAndAFeatureIsHookedToo() async throws {
+        let harness = try await started()
+        let hook = Recorder("h")
+        harness.sdk.addHook(hook)
+        let context = qualifyingContext(harness, "errors")
+        #expect(context.variation(forExperience: "nope") == nil)
+        #expect(hook.calls.value == ["h before nope", "h error nope flagNotFound", "h finally nope none"])
+        hook.calls.set([])
+        _ = context.feature("feature-1")
+        #expect(hook.calls.value.first == "h before feature-1")
+        #expect(hook.calls.value.contains("h after feature-1 targetingMatch"))
+
+        let early = TestSDK(data: nil)
+        let waiting = Recorder("w")
+        early.sdk.addHook(waiting)
+        _ = early.sdk.createContext(visitorId: "early").variationDetail(forExperience: experienceOne)
+        #expect(waiting.calls.value == ["w before \(experienceOne)", "w error \(experienceOne) notReady",
+                                        "w finally \(experienceOne) none"])
+    }
+
+    @Test func aThrowingHookChangesNothingAndIsLoggedOncePerInterval() async throws {
+        let harness = try await started()
+        harness.sdk.addHook(Recorder("bad", throwsIn: "after"))
+        let healthy = Recorder("good")
+        harness.sdk.addHook(healthy)
+        for n in 0..<5 {
+            let context = qualifyingContext(harness, "v\(n)")
+            let got = context.variation(forExperience: experienceOne)?.id
+            #expect(got == (try expectedVariation(#require(harness.sdk.config), experienceKey: experienceOne, visitorId: "v\(n)")))
+        }
+        #expect(healthy.calls.value.filter { $0.hasPrefix("good finally") }.count == 5, "the next hooks still run")
+        #expect(harness.logs.messages.filter { $0.contains("threw in after") }.count == 1)
+    }
+
+    @Test func theLoggingHookWritesOneLinePerEvaluation() async throws {
+        let harness = try await started()
+        let lines = RecordingLogSink()
+        harness.sdk.addHook(LoggingHook(sink: lines))
+        _ = qualifyingContext(harness, "logged").variation(forExperience: experienceOne)
+        #expect(lines.messages.contains { $0.hasPrefix("experience \(experienceOne) for logged: ") && $0.hasSuffix("(targetingMatch)") })
+        #expect(lines.messages.contains("tracking bucketing for logged"))
+    }
+}
