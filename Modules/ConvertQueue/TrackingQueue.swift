@@ -76,6 +76,10 @@ public actor TrackingQueue: TrackingSink {
     /// refused (by ordinal): an entry refused on its own after a later acceptance is given up.
     private var acceptances: UInt64 = 0
     private var firstRefused: [UInt64: UInt64] = [:]
+    /// Whether a backlog left by failures (or recovered from the journal) is draining: only then
+    /// does a request carry up to `maximumBatchEvents`. Otherwise it carries `batchSize`, so
+    /// a process that exits or is killed repeats at most that many events.
+    private var drainingBacklog = false
 
     /// Creates a queue and starts its delivery loop; recovered journal entries go first.
     /// Intervals and timeouts are measured on `clock`; `released` is told the size of each
@@ -111,6 +115,7 @@ public actor TrackingQueue: TrackingSink {
                 }
                 if !recovered.isEmpty { log.info("tracking queue: \(recovered.count) journaled event(s) recovered") }
                 buffer.recover(recovered)
+                drainingBacklog = recovered.count > options.batchSize
             } catch {
                 log.error("tracking journal unreadable: \(error)")
             }
@@ -271,7 +276,8 @@ public actor TrackingQueue: TrackingSink {
                         continue
                     }
                 }
-                batch = buffer.takeBatch(maximum: options.maximumBatchEvents)
+                if drainingBacklog && buffer.count <= options.batchSize { drainingBacklog = false }
+                batch = buffer.takeBatch(maximum: drainingBacklog ? options.maximumBatchEvents : options.batchSize)
                 if batch.isEmpty { continue }
             }
             sending = batch
@@ -288,6 +294,7 @@ public actor TrackingQueue: TrackingSink {
             case .refused(let status):
                 if refused(batch, status: status) {
                     // An outage, not bad data: the events wait and are sent again after a backoff.
+                    drainingBacklog = true
                     buffer.countFailure(retrying: 0)
                     settleWaiters()
                     let delay = options.retry.delay(attempt: failures)
@@ -302,6 +309,7 @@ public actor TrackingQueue: TrackingSink {
             case .retry(let after):
                 // A retry resends the batch as it was: in front, in order, never joined by later events.
                 units.insert(batch, at: 0)
+                drainingBacklog = true
                 buffer.countFailure(retrying: batch.count)
                 settleWaiters()
                 var delay = options.retry.delay(attempt: failures)

@@ -6,7 +6,8 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     public var batchSize: Int
     /// How long after the first pending event a delivery happens anyway.
     public var releaseInterval: Duration
-    /// The most events one request carries when a backlog drains.
+    /// The most events one request carries when a backlog left by failed deliveries (or
+    /// recovered from the journal) drains; otherwise a request carries `batchSize`.
     public var maximumBatchEvents: Int
     /// The largest request body: a batch over it is split, and an event over it on its own is
     /// dropped and counted (a runaway goal value must not become a 200 MB POST).

@@ -35,7 +35,9 @@ if arguments.count >= 5 {
                           endpoint: TrackingEndpoint(template: arguments[4], sdkKey: "probe",
                                                      policy: EndpointPolicy(allowsInsecureHTTP: true)),
                           // Small batches: a kill can repeat at most the one batch in flight.
-                          options: TrackingQueueOptions(batchSize: size, releaseInterval: .milliseconds(10), maximumBatchEvents: size,
+                          // With "exit", the SDK's defaults: a backlog may drain in larger requests.
+                          options: TrackingQueueOptions(batchSize: size, releaseInterval: .milliseconds(10),
+                                                        maximumBatchEvents: exitsAtOnce ? 500 : size,
                                                         retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
                           journal: journal)
 } else {
