@@ -68,7 +68,7 @@ extension ConvertContext {
                                       segments: segments, payload: payload)
             if core.ports.trackingSink.offer(event) {
                 count += 1
-                announceTracked(event)
+                announceTracked(event, to: snapshot.trackingHooks)
             } else {
                 dropped += 1
             }

@@ -113,7 +113,8 @@ extension ConvertContext {
                                  steps: [.invalidVisitorId(problem: visitorIdProblem)], reason: .invalidVisitorId,
                                  variationId: nil, variationKey: nil)
         }
-        guard let installed = core.current(visitorHash) else {
+        let (current, overrides, _) = core.decisionInputs(visitorHash)
+        guard let installed = current else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
                                  reason: .notReady, variationId: nil, variationKey: nil)
         }
@@ -124,7 +125,7 @@ extension ConvertContext {
         }
         let experience = installed.config.experiences[position]
         var snapshot = self.snapshot
-        snapshot.overrides = core.decisionInputs(visitorHash).overrides
+        snapshot.overrides = overrides
         if let forced = forcedVariation(installed.plans[position], snapshot) {
             return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId,
                                  steps: [.forced(variationId: forced.id)], reason: .forced,
@@ -233,7 +234,7 @@ extension ConvertContext {
     func decideInDetail(position: Int, _ installed: InstalledConfig, _ snapshot: inout Snapshot,
                         enableTracking: Bool) -> (variation: BucketedVariation?, decision: ExperienceDecision?) {
         let plan = installed.plans[position]
-        if snapshot.overrides != nil, let forced = forcedVariation(plan, snapshot) {
+        if let forced = forcedVariation(plan, snapshot) {
             return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: false,
                                       isForced: true), nil)
         }
@@ -249,7 +250,8 @@ extension ConvertContext {
         let quiet = snapshot.preview != nil
         var variation = decision.variation
         if !quiet {
-            let recorded = record(decision, position, installed, input, enableTracking: enableTracking)
+            let recorded = record(decision, position, installed, input, enableTracking: enableTracking,
+                                  trackingHooks: snapshot.trackingHooks)
             variation = recorded.variation
             if let data = recorded.data { snapshot.stored = data }
         }

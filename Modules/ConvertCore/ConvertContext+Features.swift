@@ -18,14 +18,15 @@ extension ConvertContext {
             _ = failedCall(.feature, key)
             return .disabled(key: key, feature: nil)
         }
+        var decided = DecidedCarriers(count: installed.plans.count)
         guard snapshot.hooks.isEmpty else {
-            return hookedFeature(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking).value
+            return hookedFeature(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                                 decided: &decided).value
         }
         guard let feature = installed.config.feature(key: key) else {
             core.log.warn("no feature has the key \"\(key)\"")
             return .disabled(key: key, feature: nil)
         }
-        var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         return resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
@@ -39,23 +40,27 @@ extension ConvertContext {
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
                                  experiences: [])
         }
-        return hookedFeature(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking)
+        var decided = DecidedCarriers(count: installed.plans.count)
+        return hookedFeature(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                             decided: &decided)
     }
 
-    /// The detail of the feature with `key`, with the call's hooks around it.
+    /// The detail of the feature with `key`, with the call's hooks around it; carriers already
+    /// in `decided` (by an earlier feature of the same call) are not decided again.
     private func hookedFeature(_ key: String, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
-                               enableTracking: Bool) -> FeatureDetail {
+                               enableTracking: Bool, decided: inout DecidedCarriers) -> FeatureDetail {
         let hooks = snapshot.hooks
         let context = hooks.isEmpty ? nil : HookContext(flagKind: .feature, key: key, visitorId: visitorId,
                                                         attributes: snapshot.attributes)
         if let context { core.runHooks(hooks, "before") { try $0.before(context) } }
-        let result = resolveDetail(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking)
+        let result = resolveDetail(key, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
+                                   decided: &decided)
         if let context { finishHooks(hooks, context, .feature(result)) }
         return result
     }
 
     private func resolveDetail(_ key: String, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
-                               enableTracking: Bool) -> FeatureDetail {
+                               enableTracking: Bool, decided: inout DecidedCarriers) -> FeatureDetail {
         guard let feature = installed.config.feature(key: key) else {
             core.log.warn("no feature has the key \"\(key)\"")
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
@@ -64,7 +69,6 @@ extension ConvertContext {
         if let forced = forcedFeature(feature, snapshot) {
             return FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
         }
-        var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
         var details: [VariationDetail]? = []
         let value = resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
                             decided: &decided, details: &details)
@@ -76,7 +80,7 @@ extension ConvertContext {
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
         guard case (let installed, var snapshot)? = begin("features()") else { return [] }
-        var decided = [BucketedVariation??](repeating: nil, count: installed.plans.count)
+        var decided = DecidedCarriers(count: installed.plans.count)
         let features = installed.config.features
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(features.count)
@@ -86,7 +90,7 @@ extension ConvertContext {
                                         decided: &decided))
             } else {
                 resolved.append(hookedFeature(feature.key, installed, &snapshot, typeCasting: typeCasting,
-                                              enableTracking: enableTracking).value)
+                                              enableTracking: enableTracking, decided: &decided).value)
             }
         }
         return resolved
@@ -115,30 +119,31 @@ extension ConvertContext {
     }
 
     /// The feature as the first carrier that switches it on gives it. With `details`, each
-    /// carrier decided is described there (they are then decided afresh, not from `decided`).
+    /// carrier looked at is described there.
     private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
-                         enableTracking: Bool, decided: inout [BucketedVariation??]) -> BucketedFeature {
+                         enableTracking: Bool, decided: inout DecidedCarriers) -> BucketedFeature {
         var details: [VariationDetail]?
         return resolve(feature, installed, &snapshot, typeCasting: typeCasting, enableTracking: enableTracking,
                        decided: &decided, details: &details)
     }
 
     private func resolve(_ feature: Feature, _ installed: InstalledConfig, _ snapshot: inout Snapshot, typeCasting: Bool,
-                         enableTracking: Bool, decided: inout [BucketedVariation??],
+                         enableTracking: Bool, decided: inout DecidedCarriers,
                          details: inout [VariationDetail]?) -> BucketedFeature {
         if let forced = forcedFeature(feature, snapshot) { return forced }
         for index in installed.config.carrierIndexes(featureId: feature.id) {
             let experience = installed.config.experiences[index]
             let variation: BucketedVariation?
             if details != nil {
-                let detail = detail(position: index, installed, &snapshot, enableTracking: enableTracking)
+                let detail = decided.details[index] ?? detail(position: index, installed, &snapshot, enableTracking: enableTracking)
+                decided.details[index] = detail
                 details?.append(detail)
                 variation = detail.value
-            } else if let cached = decided[index] {
+            } else if let cached = decided.variations[index] {
                 variation = cached
             } else {
                 variation = decide(position: index, installed, &snapshot, enableTracking: enableTracking)
-                decided[index] = .some(variation)
+                decided.variations[index] = .some(variation)
             }
             guard let variation, let change = variation.variation.featureChange(featureId: feature.id) else { continue }
             return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .enabled,
@@ -165,5 +170,17 @@ extension ConvertContext {
             }
         }
         return out
+    }
+}
+
+/// The carrier experiences one call has decided, each once: their variations on the plain
+/// path, their details on the detail path.
+struct DecidedCarriers {
+    var variations: [BucketedVariation??]
+    /// By experience position; empty (no allocation) on the plain path.
+    var details: [Int: VariationDetail] = [:]
+
+    init(count: Int) {
+        variations = Array(repeating: nil, count: count)
     }
 }

@@ -21,7 +21,7 @@ extension ConvertContext {
     /// Stores, tracks and announces what a decision found; returns the variation that holds and
     /// the data stored.
     func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
-                _ input: DecisionInput, enableTracking: Bool) -> RecordedDecision {
+                _ input: DecisionInput, enableTracking: Bool, trackingHooks: [any EvaluationHook]) -> RecordedDecision {
         let plan = installed.plans[position]
         let events = core.events
         if decision.matchedAudiences != 0 {
@@ -69,7 +69,7 @@ extension ConvertContext {
                     segments: recorded.segments,
                     payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id))
                 core.ports.trackingSink.enqueue(event)
-                announceTracked(event)
+                announceTracked(event, to: trackingHooks)
             }
             events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
                                                     experienceKey: plan.key, variationId: variation.id,
@@ -78,9 +78,9 @@ extension ConvertContext {
         return recorded
     }
 
-    /// Tells the SDK's hooks about a queued tracking event (outside every lock).
-    func announceTracked(_ event: TrackingEvent) {
-        let hooks = core.decisionInputs(visitorHash).hooks
+    /// Tells the SDK's hooks (the call's ``Snapshot/trackingHooks``) about a queued tracking
+    /// event, outside every lock.
+    func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
         guard !hooks.isEmpty else { return }
         core.runHooks(hooks, "tracked") { try $0.tracked(event) }
     }

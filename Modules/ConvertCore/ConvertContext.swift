@@ -174,6 +174,8 @@ public final class ConvertContext: Sendable {
         var overrides: DecisionOverrides?
         /// The SDK's hooks, then the context's.
         var hooks: [any EvaluationHook] = []
+        /// The SDK's hooks alone: they are told of tracking events.
+        var trackingHooks: [any EvaluationHook] = []
         /// The visitor's data in `storedNamespace`, once read (or prefetched); each decision of
         /// the call starts from it and records what it stored, so a call reads the store once.
         var stored: VisitorData?
@@ -219,16 +221,18 @@ public final class ConvertContext: Sendable {
             return nil
         }
         let deferred = creationSegmentsDeferred
-        let (snapshot, storeSegments) = state.withValue { state -> (Snapshot, Bool) in
+        var (snapshot, storeSegments) = state.withValue { state -> (Snapshot, Bool) in
             let storeSegments = deferred && !state.creationSegmentsStored
             if storeSegments { state.creationSegmentsStored = true }
             return (Self.takeSnapshot(&state), storeSegments)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        var withOverrides = snapshot
-        withOverrides.overrides = overrides
-        if !hooks.isEmpty { withOverrides.hooks = hooks + snapshot.hooks }
-        return (installed, withOverrides)
+        snapshot.overrides = overrides
+        if !hooks.isEmpty {
+            snapshot.hooks = hooks + snapshot.hooks
+            snapshot.trackingHooks = hooks
+        }
+        return (installed, snapshot)
     }
 }
 
