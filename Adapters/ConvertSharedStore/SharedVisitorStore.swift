@@ -78,7 +78,8 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         var inFlight: [VisitorKey: Int] = [:]
         var failures = 0
         var counters = Counters()
-        var lastLog: [String: ContinuousClock.Instant] = [:]
+        /// Warnings per kind, at most one line per 10 s each (on the store's clock).
+        var warnings: [String: RateLimitedCount] = [:]
     }
 
     private let local: MemoryVisitorDataStore
@@ -297,11 +298,9 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
 
     /// A warning at most once per 10 s per kind.
     private func warn(_ kind: String, _ message: String) {
-        let now = ContinuousClock.now
+        let now = clock.elapsed
         let due = state.withValue { state -> Bool in
-            if let last = state.lastLog[kind], now - last < .seconds(10) { return false }
-            state.lastLog[kind] = now
-            return true
+            state.warnings[kind, default: RateLimitedCount(interval: .seconds(10))].note(now: now) != nil
         }
         if due { log.warn("shared visitor store: \(message)") }
     }

@@ -108,12 +108,10 @@ extension SDKCore {
                 try body(hook)
             } catch {
                 let now = ports.sleepClock.elapsed
-                let due = hookFailureLog.withValue { last -> Bool in
-                    if let previous = last, now - previous < .seconds(10) { return false }
-                    last = now
-                    return true
+                if let count = hookFailures.withValue({ $0.note(now: now) }) {
+                    log.warn("evaluation hook \(type(of: hook)) threw in \(stage): \(error); the decision stands "
+                             + "(\(count) failure(s) since the last report)")
                 }
-                if due { log.warn("evaluation hook \(type(of: hook)) threw in \(stage): \(error); the decision stands") }
             }
         }
     }

@@ -16,8 +16,8 @@ final class SDKCore: @unchecked Sendable {
     private var autoVisitorId: String?
     private var overrides = DecisionOverrides()
     private var hooks: [any EvaluationHook] = []
-    /// When a hook's failure was last logged (on the sleep clock).
-    let hookFailureLog = Locked<Duration?>(nil)
+    /// Hook failures, reported at most once per 10 s (on the sleep clock).
+    let hookFailures = Locked(RateLimitedCount(interval: .seconds(10)))
 
     let configuration: ConvertConfiguration
     let ports: ConvertPorts

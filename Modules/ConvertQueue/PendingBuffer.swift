@@ -135,23 +135,3 @@ final class PendingBuffer: Sendable {
         }
     }
 }
-
-/// Counts occurrences and says when to report them: the first at once, then at most one
-/// report (with the count since the last) per interval.
-struct RateLimitedCount {
-    let interval: Duration
-    private var unreported = 0
-    private var lastReport: Duration?
-
-    init(interval: Duration) { self.interval = interval }
-
-    /// Notes one occurrence at `now` (an instant of the owner's clock); returns the count to
-    /// report now, or `nil`.
-    mutating func note(now: Duration) -> Int? {
-        unreported += 1
-        if let lastReport, now - lastReport < interval { return nil }
-        lastReport = now
-        defer { unreported = 0 }
-        return unreported
-    }
-}
