@@ -97,14 +97,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// Whether storing `new` over `stored` would leave `stored` as it is; decided without
     /// building the merged values in the usual case of a visitor giving the same values again.
     public static func storingChangesNothing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
-        for (key, value) in new {
-            guard let old = stored[key] else { return false }
-            if old == value {
-                if value.mergesIntoItself { continue }
-            }
-            return storing(new, over: stored) == stored
-        }
-        return true
+        new.allSatisfy { key, value in stored[key] == value && value.mergesIntoItself } || storing(new, over: stored) == stored
     }
 
     /// Whether no key is set.
@@ -124,34 +117,6 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
         if let visitorType { out["visitorType"] = .string(visitorType) }
         if let customSegments { out["customSegments"] = .array(customSegments.map(JSONValue.string)) }
         return out
-    }
-
-    /// Whether merging `other` into these would change nothing.
-    public func holds(_ other: VisitorSegments) -> Bool {
-        func text(_ mine: String?, _ theirs: String?) -> Bool { theirs == nil || mine == theirs }
-        func list(_ mine: [String]?, _ theirs: [String]?) -> Bool {
-            guard let theirs else { return true }
-            guard let mine, mine.count >= theirs.count else { return false }
-            // The union puts the new ids first: unchanged only if they already lead, in order.
-            return mine.starts(with: theirs) && Set(theirs).count == theirs.count
-        }
-        return text(country, other.country) && text(browser, other.browser) && list(devices, other.devices)
-            && text(source, other.source) && text(campaign, other.campaign) && text(visitorType, other.visitorType)
-            && list(customSegments, other.customSegments)
-    }
-
-    /// `other`'s set keys written over these, as the JavaScript SDK stores segments: a text key
-    /// is replaced, a list is united with the stored one (`other`'s ids first, each id once).
-    public func merging(_ other: VisitorSegments) -> VisitorSegments {
-        func unite(_ new: [String]?, _ old: [String]?) -> [String]? {
-            guard let new, let old else { return new ?? old }
-            var seen = Set<String>()
-            return (new + old).filter { seen.insert($0).inserted }
-        }
-        return VisitorSegments(country: other.country ?? country, browser: other.browser ?? browser,
-                               devices: unite(other.devices, devices), source: other.source ?? source,
-                               campaign: other.campaign ?? campaign, visitorType: other.visitorType ?? visitorType,
-                               customSegments: unite(other.customSegments, customSegments))
     }
 }
 
