@@ -67,15 +67,7 @@ public actor TrackingQueue: TrackingSink {
     private var cutBackoff = false
     private var draining = false
     private var refusals = RateLimitedCount(interval: .seconds(10))
-    /// Events refused on their own with no request accepted since they were first refused:
-    /// either they are bad or the server refuses everything (an outage). The next acceptance
-    /// sends each of them once more, alone; refusals across visitors with no acceptance make it
-    /// an outage.
-    private var suspects: [Entry] = []
-    /// Requests accepted so far, and how many had been when each pending entry was first
-    /// refused (by ordinal): an entry refused on its own after a later acceptance is given up.
-    private var acceptances: UInt64 = 0
-    private var firstRefused: [UInt64: UInt64] = [:]
+    private var judge = RefusalJudge()
     /// Whether a backlog left by failures (or recovered from the journal) is draining: only then
     /// does a request carry up to `maximumBatchEvents`. Otherwise it carries `batchSize`, so
     /// a process that exits or is killed repeats at most that many events.
@@ -98,27 +90,9 @@ public actor TrackingQueue: TrackingSink {
         urgent = WakeSignal(clock: clock)
         buffer = PendingBuffer(capacity: options.capacity, clock: clock)
         if let journal {
-            do {
-                let decoder = JSONDecoder()
-                var recovered: [(sequence: UInt64, event: TrackingEvent)] = []
-                var unreadable: [UInt64] = []
-                for record in try journal.pending() {
-                    if let event = try? decoder.decode(TrackingEvent.self, from: record.payload) {
-                        recovered.append((record.sequence, event))
-                    } else {
-                        unreadable.append(record.sequence)
-                    }
-                }
-                if !unreadable.isEmpty {
-                    log.warn("tracking journal: \(unreadable.count) unreadable record(s) dropped")
-                    try? journal.acknowledge(unreadable)
-                }
-                if !recovered.isEmpty { log.info("tracking queue: \(recovered.count) journaled event(s) recovered") }
-                buffer.recover(recovered)
-                drainingBacklog = recovered.count > options.batchSize
-            } catch {
-                log.error("tracking journal unreadable: \(error)")
-            }
+            let recovered = Self.recoverEvents(from: journal, log: log)
+            buffer.recover(recovered)
+            drainingBacklog = recovered.count > options.batchSize
         }
         let handle = workerHandle
         handle.set(Task { [weak self] in await self?.run() })
@@ -251,7 +225,7 @@ public actor TrackingQueue: TrackingSink {
     private func isSettled(through target: UInt64) -> Bool {
         if let oldest = buffer.oldestWaitingOrdinal, oldest <= target { return false }
         if sending.contains(where: { $0.ordinal <= target }) { return false }
-        if suspects.contains(where: { $0.ordinal <= target }) { return false }
+        if judge.suspects.contains(where: { $0.ordinal <= target }) { return false }
         return !units.contains { unit in unit.contains { $0.ordinal <= target } }
     }
 
@@ -286,9 +260,8 @@ public actor TrackingQueue: TrackingSink {
             switch answer {
             case .delivered:
                 failures = 0
-                acceptances += 1
-                if !firstRefused.isEmpty { for entry in batch { firstRefused[entry.ordinal] = nil } }
-                releaseSuspects()
+                // Each suspect is sent once more, alone, first: now the server takes events.
+                units.insert(contentsOf: judge.accepted(batch).map { [$0] }, at: 0)
             case .unsendable:
                 break
             case .refused(let status):
@@ -304,8 +277,7 @@ public actor TrackingQueue: TrackingSink {
                     await backoff(delay)
                 }
             case .split:
-                let half = batch.count / 2
-                units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
+                splitInHalves(batch)
             case .retry(let after):
                 // A retry resends the batch as it was: in front, in order, never joined by later events.
                 units.insert(batch, at: 0)
@@ -335,52 +307,42 @@ public actor TrackingQueue: TrackingSink {
         }
     }
 
-    /// Splits a refused batch, or judges an event refused on its own: given up when the server
-    /// accepted a request since the event was first refused (the refusal is about this event),
-    /// held as a suspect otherwise. Returns true when the suspects make an outage (events of two visitors
-    /// or more refused alone with nothing accepted, or nothing else left to try): they are kept
-    /// behind the other pending batches, and the caller backs off.
+    /// Splits a refused batch, or has ``RefusalJudge`` judge an event refused on its own.
+    /// Returns true for an outage: the events are kept behind the other pending batches, and
+    /// the caller backs off.
     private func refused(_ batch: [Entry], status: Int) -> Bool {
-        for entry in batch where firstRefused[entry.ordinal] == nil { firstRefused[entry.ordinal] = acceptances }
+        judge.refused(batch)
         guard batch.count == 1, let entry = batch.first else {
-            let half = batch.count / 2
-            units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
+            splitInHalves(batch)
             return false
         }
-        lastRefusalStatus = status
-        if let since = firstRefused[entry.ordinal], acceptances > since {
-            firstRefused[entry.ordinal] = nil
-            giveUp([entry])
+        switch judge.judge(entry, nothingElsePending: units.isEmpty && buffer.count == 0) {
+        case .bad:
+            giveUp(entry, status: status)
             return false
+        case .suspect:
+            return false
+        case .outage(let kept):
+            units.append(contentsOf: kept.map { [$0] })
+            return true
         }
-        suspects.append(entry)
-        let visitors = Set(suspects.map(\.event.visitorId))
-        guard visitors.count >= 2 || (units.isEmpty && buffer.count == 0) else { return false }
-        units.append(contentsOf: suspects.map { [$0] })
-        suspects = []
-        return true
     }
 
-    private var lastRefusalStatus = 0
-
-    /// The server accepted a request: each suspect is sent once more, alone, first.
-    private func releaseSuspects() {
-        guard !suspects.isEmpty else { return }
-        units.insert(contentsOf: suspects.map { [$0] }, at: 0)
-        suspects = []
+    /// Sends the two halves of `batch` next, in order.
+    private func splitInHalves(_ batch: [Entry]) {
+        let half = batch.count / 2
+        units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
     }
 
-    private func giveUp(_ entries: [Entry]) {
+    private func giveUp(_ entry: Entry, status: Int) {
         do {
-            try journal?.acknowledge(entries.compactMap(\.sequence))
+            try journal?.acknowledge(entry.sequence.map { [$0] } ?? [])
         } catch {
-            log.error("tracking journal acknowledgement failed (a refused event may be sent again after a restart): \(error)")
+            log.error("tracking journal acknowledgement failed (the refused event may be sent again after a restart): \(error)")
         }
-        buffer.settle(rejected: entries.count)
-        for _ in entries {
-            if let count = refusals.note(now: clock.elapsed) {
-                log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(lastRefusalStatus)); given up")
-            }
+        buffer.settle(rejected: 1)
+        if let count = refusals.note(now: clock.elapsed) {
+            log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(status)); given up")
         }
     }
 
@@ -419,7 +381,7 @@ public actor TrackingQueue: TrackingSink {
             break
         case 408, 429, 500...:
             log.warn("tracking delivery answered HTTP \(response.status); \(batch.count) event(s) will be retried")
-            return .retry(after: response.header("Retry-After").flatMap(Self.retryAfter))
+            return .retry(after: response.retryAfter)
         default:
             return .refused(status: response.status)
         }
@@ -432,10 +394,5 @@ public actor TrackingQueue: TrackingSink {
         log.debug("tracking batch of \(batch.count) event(s) delivered")
         released?(batch.count)
         return .delivered
-    }
-
-    /// `Retry-After` in seconds (the HTTP-date form is not used by Convert's hosts).
-    private static func retryAfter(_ value: String) -> Duration? {
-        Int(value.trimmingCharacters(in: .whitespaces)).flatMap { $0 >= 0 ? .seconds($0) : nil }
     }
 }

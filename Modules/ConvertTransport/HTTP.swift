@@ -87,6 +87,12 @@ public struct HTTPResponse: Sendable, Hashable {
 
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// `Retry-After` in seconds, when the answer has a usable one (the HTTP-date form is not
+    /// used by Convert's hosts).
+    public var retryAfter: Duration? {
+        header("Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? .seconds($0) : nil }
+    }
 }
 
 /// Why an exchange produced no response.
