@@ -1,4 +1,3 @@
-import ConvertHashing
 import ConvertJSON
 import ConvertSupport
 import ConvertVisitor
