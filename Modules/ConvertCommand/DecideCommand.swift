@@ -49,20 +49,18 @@ enum DecideCommand {
         let sdk = try await Input.offlineSDK(configPath: try args.required("config"), environment: args.value("environment"))
         var overrides = DecisionOverrides()
         for pair in args.values("force") {
-            do {
-                try overrides.force(pair: pair)
-            } catch {
+            guard let (key, variation) = try? DecisionOverrides.parse(pair: pair) else {
                 throw UsageError("--force must be EXPERIENCE=VARIATION, got \"\(pair)\"")
             }
-            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let experience = sdk.config?.experience(key: parts[0]) else {
+            guard let experience = sdk.config?.experience(key: key) else {
                 let known = (sdk.config?.experiences.map(\.key) ?? []).joined(separator: ", ")
-                throw UsageError("--force: no experience has the key \"\(parts[0])\" (known: \(known))")
+                throw UsageError("--force: no experience has the key \"\(key)\" (known: \(known))")
             }
-            guard experience.variations.contains(where: { $0.key == parts[1] || $0.id == parts[1] }) else {
+            guard experience.variations.contains(where: { $0.key == variation || $0.id == variation }) else {
                 let known = experience.variations.map { $0.key ?? $0.id }.joined(separator: ", ")
-                throw UsageError("--force: experience \(parts[0]) has no variation \"\(parts[1])\" (known: \(known))")
+                throw UsageError("--force: experience \(key) has no variation \"\(variation)\" (known: \(known))")
             }
+            overrides.forceVariation(variation, forExperience: key)
         }
         if !overrides.isEmpty { sdk.setOverrides(overrides) }
         var input = try Input.lines(inputPath, for: inputOption)

@@ -144,10 +144,17 @@ public struct DecisionOverrides: Sendable, Hashable, Codable {
 
     /// Adds one `experience=variation` pair for every visitor.
     public mutating func force(pair: String) throws {
+        let (experience, variation) = try Self.parse(pair: pair)
+        forceVariation(variation, forExperience: experience)
+    }
+
+    /// The experience key and variation of an `experience=variation` pair (white space
+    /// trimmed); throws ``ConvertError/invalidConfiguration(_:)`` for anything else.
+    public static func parse(pair: String) throws -> (experience: String, variation: String) {
         let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
             throw ConvertError.invalidConfiguration("an override is EXPERIENCE=VARIATION, got \"\(pair)\"")
         }
-        forceVariation(parts[1], forExperience: parts[0])
+        return (parts[0], parts[1])
     }
 }
