@@ -32,6 +32,7 @@ public struct RESPParser: Sendable {
         /// The most wire bytes one top-level reply may span.
         public var maxReplyBytes: Int
 
+        /// Limits sized for visitor data by default (see above).
         public init(maxBulkLength: Int = 4 << 20, maxArrayLength: Int = 65_536, maxDepth: Int = 16,
                     maxLineLength: Int = 64 * 1024, maxReplyBytes: Int = 32 << 20, maxElements: Int = 262_144) {
             self.maxBulkLength = maxBulkLength

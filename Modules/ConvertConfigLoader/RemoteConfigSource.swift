@@ -242,6 +242,7 @@ extension RemoteConfigSource.Settings: CustomStringConvertible, CustomDebugStrin
             + "refreshInterval: \(refreshInterval), requestTimeout: \(requestTimeout))"
     }
 
+    /// The same redacted text as ``description``.
     public var debugDescription: String { description }
 
     /// What `dump` shows: the settings, redacted as in ``description``.

@@ -19,9 +19,12 @@ import Foundation
 public struct DecisionOverrides: Sendable, Hashable, Codable {
     /// A forced feature: on or off, with these variables when on.
     public struct Feature: Sendable, Hashable, Codable {
+        /// On or off.
         public var enabled: Bool
+        /// The variables the feature has when on (ignored when off).
         public var variables: [String: JSONValue]
 
+        /// A forced state.
         public init(enabled: Bool, variables: [String: JSONValue] = [:]) {
             self.enabled = enabled
             self.variables = variables
@@ -41,6 +44,7 @@ public struct DecisionOverrides: Sendable, Hashable, Codable {
         /// Feature key → its forced state.
         public var features: [String: Feature] = [:]
 
+        /// These forced variations and features.
         public init(variations: [String: String] = [:], features: [String: Feature] = [:]) {
             self.variations = variations
             self.features = features

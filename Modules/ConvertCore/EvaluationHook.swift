@@ -9,9 +9,11 @@ public struct HookContext: Sendable {
         case experience, feature
     }
 
+    /// Whether an experience or a feature is evaluated.
     public let flagKind: FlagKind
     /// The experience or feature key asked for.
     public let key: String
+    /// The context's visitor.
     public let visitorId: String
     /// The context's attributes when the evaluation started.
     public let attributes: [String: JSONValue]
@@ -19,9 +21,12 @@ public struct HookContext: Sendable {
 
 /// The outcome a hook sees after an evaluation.
 public enum EvaluationDetails: Sendable {
+    /// An experience's detail.
     case variation(VariationDetail)
+    /// A feature's detail.
     case feature(FeatureDetail)
 
+    /// Why the evaluation came out as it did.
     public var reason: EvaluationReason {
         switch self {
         case .variation(let detail): detail.reason
@@ -29,6 +34,7 @@ public enum EvaluationDetails: Sendable {
         }
     }
 
+    /// Set when ``reason`` is ``EvaluationReason/error``.
     public var errorCode: EvaluationErrorCode? {
         switch self {
         case .variation(let detail): detail.errorCode
@@ -62,14 +68,19 @@ public enum EvaluationDetails: Sendable {
 /// sdk.addHook(Metrics())
 /// ```
 public protocol EvaluationHook: Sendable {
+    /// Before the evaluation.
     func before(_ context: HookContext) throws
+    /// After an evaluation that gave a value (any reason but ``EvaluationReason/error``).
     func after(_ context: HookContext, details: EvaluationDetails) throws
+    /// After an evaluation that ended in ``EvaluationReason/error``.
     func error(_ context: HookContext, details: EvaluationDetails) throws
+    /// Last, whatever the outcome.
     func finally(_ context: HookContext, details: EvaluationDetails) throws
     /// A tracking event the SDK has just queued (a bucketing or a conversion).
     func tracked(_ event: TrackingEvent) throws
 }
 
+/// Every stage does nothing unless the hook implements it.
 extension EvaluationHook {
     public func before(_ context: HookContext) throws {}
     public func after(_ context: HookContext, details: EvaluationDetails) throws {}
@@ -89,12 +100,14 @@ public struct LoggingHook: EvaluationHook {
         self.level = level
     }
 
+    /// Logs `flag key for visitor: variant (reason[, error code])`.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
         let error = details.errorCode.map { ", \($0.rawValue)" } ?? ""
         log(level, "\(context.flagKind.rawValue) \(context.key) for \(context.visitorId): \(details.variant ?? "none") "
             + "(\(details.reason.rawValue)\(error))")
     }
 
+    /// Logs `tracking eventType for visitor`.
     public func tracked(_ event: TrackingEvent) {
         log(level, "tracking \(event.eventType) for \(event.visitorId)")
     }

@@ -50,7 +50,9 @@ public struct VisitorCookie: Sendable, Hashable {
 
     /// Why a `Set-Cookie` header could not be made.
     public struct InvalidCookie: Error, Hashable, CustomStringConvertible, LocalizedError {
+        /// What is wrong with the id or the cookie's settings.
         public let description: String
+        /// The same text, for `localizedDescription`.
         public var errorDescription: String? { description }
     }
 

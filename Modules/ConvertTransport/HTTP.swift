@@ -61,8 +61,10 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
         return "\(method.rawValue) \(url.absoluteString) [\(fields)] body: \(body?.count ?? 0) bytes"
     }
 
+    /// The same redacted text as ``description``.
     public var debugDescription: String { description }
 
+    /// What `dump` shows: method, URL, redacted headers, body size and timeout.
     public var customMirror: Mirror {
         Mirror(self, children: ["method": method, "url": url, "headers": redactedHeaders.map { "\($0.name): \($0.value)" },
                                 "bodyBytes": body?.count ?? 0, "timeout": timeout], displayStyle: .struct)

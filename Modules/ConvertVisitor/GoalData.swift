@@ -26,8 +26,9 @@ public struct GoalDataItem: Sendable, Hashable, Codable {
         self.value = value
     }
 
-    /// The longest string value, in UTF-8 bytes, and the most strings in an array value.
+    /// The longest string value, in UTF-8 bytes.
     public static let maximumStringBytes = 1_024
+    /// The most strings in an array value.
     public static let maximumArrayCount = 100
 
     /// Why this item cannot be sent, or `nil` when it can: values must be finite numbers,

@@ -68,6 +68,8 @@ public enum VisitorDataStoreContract {
 /// Report segment values of every JSON shape a visitor can give, which stores must keep as
 /// they are (audiences of a returning visitor read them back).
 public enum SegmentShapes {
+    /// One report key of each JSON shape: number, empty string, string, nested object, empty
+    /// array, `null`, and a list mixing types.
     public static let values: [String: JSONValue] = [
         "country": 1e21, "browser": "", "devices": "s", "source": ["pro": 1, "tags": ["a", 2, nil]],
         "campaign": [], "visitorType": nil, "customSegments": ["8500600,x", 600600, true],
