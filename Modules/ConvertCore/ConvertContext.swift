@@ -152,14 +152,14 @@ public final class ConvertContext: Sendable {
     }
 
     /// Forgets the data prefetched at creation (a load changed the store under it) and stores
-    /// the creation segments again over what was loaded, as a returning visitor's new values
-    /// go over its stored ones.
+    /// the creation segments over what was loaded — again, or for the first time when they
+    /// waited for the load — as a returning visitor's new values go over its stored ones.
     func visitorDataLoaded(_ installed: InstalledConfig) {
-        let restore = state.withValue { state -> Bool in
+        state.withValue { state in
             state.prefetched = nil
-            return state.creationSegmentsStored
+            state.creationSegmentsStored = true
         }
-        if restore, let creationSegments { _ = store(creationSegments, installed) }
+        if let creationSegments { _ = store(creationSegments, installed) }
     }
 
     /// Whether a preview is set.

@@ -151,6 +151,21 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
         #expect(stored?.segmentValues == firstVisitOfA, "the backend keeps the values as given")
     }
 
+    @Test func aLoadedContextHasStoredItsSegmentsOverTheLoadedOnesBeforeAnyDecision() async throws {
+        let backend = MemoryVisitorBackend()
+        _ = try await backend.save(VisitorKey(accountId: "100", projectId: "200", visitorId: "b"),
+                                   VisitorData(bucketing: [:], segmentValues: ["devices": "", "source": ["pro": 1]]))
+        let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "100/200", persistence: .memory),
+                                  ports: ConvertPorts(configSource: StubConfigSource(initial: try shapesConfig()),
+                                                      visitorStore: SharedVisitorStore(backend: backend),
+                                                      visitorIdStore: MemoryVisitorIdStore(),
+                                                      trackingSink: RecordingTrackingSink()))
+        try await sdk.ready(timeout: .seconds(60))
+        let context = await sdk.loadContext(visitorId: "b", attributes: ["source": ["x": 2], "devices": ["t"]])
+        // As JS stores a context's report keys when it is created: here, once the visitor is loaded.
+        #expect(await context.segmentValues() == ["devices": ["t"], "source": ["pro": 1, "x": 2]])
+    }
+
     @Test func trackingSendsTheStringFormOfTheStoredValues() async throws {
         let harness = TestSDK(data: try shapesConfig())
         try await harness.sdk.ready(timeout: .seconds(60))
