@@ -108,15 +108,17 @@ extension ConvertContext {
     /// Explains how the experience with `key` would be decided for this visitor, check by check,
     /// without storing, tracking or announcing anything. Synchronous.
     public func explanation(forExperience key: String) -> DecisionTrace {
-        if let visitorIdProblem {
-            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
-                                 steps: [.invalidVisitorId(problem: visitorIdProblem)], reason: .invalidVisitorId,
+        let installed: InstalledConfig
+        var snapshot: Snapshot
+        switch start("explanation(forExperience:)", recording: false) {
+        case .refused(let reason):
+            let step: DecisionStep = reason == .invalidVisitorId
+                ? .invalidVisitorId(problem: visitorIdProblem ?? "") : .notReady
+            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [step], reason: reason,
                                  variationId: nil, variationKey: nil)
-        }
-        let (current, overrides, _) = core.decisionInputs(visitorHash)
-        guard let installed = current else {
-            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [.notReady],
-                                 reason: .notReady, variationId: nil, variationKey: nil)
+        case .ready(let current, let taken):
+            installed = current
+            snapshot = taken
         }
         guard let position = installed.experiencePosition(key: key) else {
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
@@ -124,8 +126,6 @@ extension ConvertContext {
                                  variationId: nil, variationKey: nil)
         }
         let experience = installed.config.experiences[position]
-        var snapshot = self.snapshot
-        snapshot.overrides = overrides
         if let forced = forcedVariation(installed.plans[position], snapshot) {
             return DecisionTrace(experienceKey: key, experienceId: experience.id, visitorId: visitorId,
                                  steps: [.forced(variationId: forced.id)], reason: .forced,
@@ -250,8 +250,7 @@ extension ConvertContext {
         let quiet = snapshot.preview != nil
         var variation = decision.variation
         if !quiet {
-            let recorded = record(decision, position, installed, input, enableTracking: enableTracking,
-                                  trackingHooks: snapshot.trackingHooks)
+            let recorded = record(decision, position, installed, input, enableTracking: enableTracking, snapshot)
             variation = recorded.variation
             if let data = recorded.data { snapshot.stored = data }
         }

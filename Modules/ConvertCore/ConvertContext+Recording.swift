@@ -21,11 +21,12 @@ extension ConvertContext {
     /// Stores, tracks and announces what a decision found; returns the variation that holds and
     /// the data stored.
     func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
-                _ input: DecisionInput, enableTracking: Bool, trackingHooks: [any EvaluationHook]) -> RecordedDecision {
+                _ input: DecisionInput, enableTracking: Bool, _ snapshot: Snapshot) -> RecordedDecision {
         let plan = installed.plans[position]
         let events = core.events
+        let listening = snapshot.listening
         if decision.matchedAudiences != 0 {
-            events.fire(.audiences, .audiences(AudiencesPayload(
+            events.fire(.audiences, listening: listening, .audiences(AudiencesPayload(
                 visitorId: visitorId,
                 audienceIds: Self.positions(decision.matchedAudiences, in: plan.audienceIndexes)
                     .map { installed.config.audiences[$0].id })))
@@ -61,17 +62,17 @@ extension ConvertContext {
             outcome.data = data
             return outcome
         }
-        announceLocations(recorded, plan, installed, input)
+        announceLocations(recorded, plan, installed, input, listening: listening)
         if recorded.isNew, let variation = recorded.variation {
-            if enableTracking && core.isTrackingEnabled(visitorHash) {
+            if enableTracking && snapshot.trackingEnabled {
                 let event = TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
                     payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id))
                 core.ports.trackingSink.enqueue(event)
-                announceTracked(event, to: trackingHooks)
+                announceTracked(event, to: snapshot.trackingHooks)
             }
-            events.fire(.bucketing, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
+            events.fire(.bucketing, listening: listening, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
                                                     experienceKey: plan.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
@@ -100,17 +101,17 @@ extension ConvertContext {
     }
 
     private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, _ installed: InstalledConfig,
-                                   _ input: DecisionInput) {
+                                   _ input: DecisionInput, listening: UInt32) {
         guard recorded.activated | recorded.deactivated != 0 else { return }
         let locations = installed.config.locations
         func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
         for index in Self.positions(recorded.activated, in: plan.locationIndexes) {
-            core.events.fire(.locationActivated, .locationActivated(LocationActivatedPayload(
+            core.events.fire(.locationActivated, listening: listening, .locationActivated(LocationActivatedPayload(
                 visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
                 properties: input.locationProperties.mapValues(\.javaScriptString))))
         }
         for index in Self.positions(recorded.deactivated, in: plan.locationIndexes) {
-            core.events.fire(.locationDeactivated, .locationDeactivated(LocationDeactivatedPayload(
+            core.events.fire(.locationDeactivated, listening: listening, .locationDeactivated(LocationDeactivatedPayload(
                 visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index))))
         }
     }

@@ -29,6 +29,10 @@ public final class ConvertContext: Sendable {
         /// to start from instead of reading the store again (with the namespace hash it belongs to).
         var prefetched: (namespaceHash: UInt64, data: VisitorData)?
         var hooks: [any EvaluationHook] = []
+        /// The SDK's decision state as this context last read it, and the change number it is
+        /// at least as new as: calls reuse it while `SDKCore.changes` stays there.
+        var decision: SDKCore.DecisionState?
+        var generation: UInt64 = 0
     }
     /// The report keys among the creation attributes with their values as given, stored as the
     /// visitor's segments once a config is installed (`nil` when there are none, or when the
@@ -68,7 +72,13 @@ public final class ConvertContext: Sendable {
         }
         let segments = VisitorSegments.reportValues(in: attributes)
         creationSegments = segments.isEmpty || state.preview != nil || visitorIdProblem != nil ? nil : segments
-        let installed = creationSegments == nil || deferringSegments ? nil : core.current(visitorHash)
+        var installed: InstalledConfig?
+        if creationSegments != nil && !deferringSegments {
+            let (generation, decision) = core.decisionSnapshot(visitorHash)
+            state.decision = decision
+            state.generation = generation
+            installed = decision.installed
+        }
         creationSegmentsDeferred = creationSegments != nil && installed == nil
         if let installed, let creationSegments {
             state.creationSegmentsStored = true
@@ -176,15 +186,14 @@ public final class ConvertContext: Sendable {
         var hooks: [any EvaluationHook] = []
         /// The SDK's hooks alone: they are told of tracking events.
         var trackingHooks: [any EvaluationHook] = []
+        /// The system events that have listeners (``SystemEventHub`` mask).
+        var listening: UInt32 = 0
+        /// Whether tracking is on for the SDK (configuration and runtime switch).
+        var trackingEnabled = true
         /// The visitor's data in `storedNamespace`, once read (or prefetched); each decision of
         /// the call starts from it and records what it stored, so a call reads the store once.
         var stored: VisitorData?
         var storedNamespace: UInt64 = 0
-    }
-
-    /// The context's state for one call; the first call also takes the prefetched data.
-    var snapshot: Snapshot {
-        state.withValue { Self.takeSnapshot(&$0) }
     }
 
     private static func takeSnapshot(_ state: inout State) -> Snapshot {
@@ -204,6 +213,12 @@ public final class ConvertContext: Sendable {
         core.decisionInputs(visitorHash).hooks + state.withValue { $0.hooks }
     }
 
+    /// How a call starts: ready to decide, or refused with the reason.
+    enum CallStart {
+        case ready(InstalledConfig, Snapshot)
+        case refused(DecisionReason)
+    }
+
     /// What every call that reads or writes the visitor's data starts from: the installed
     /// config and the context's state (so the data prefetched at creation serves the first call
     /// only). Creation attributes' report keys that waited for the first config are stored
@@ -211,28 +226,47 @@ public final class ConvertContext: Sendable {
     /// stores them when a context is created, so a returning visitor keeps them.
     /// `nil` (logged) when the visitor id is unusable or the SDK is not ready.
     func begin(_ call: String) -> (installed: InstalledConfig, snapshot: Snapshot)? {
+        guard case .ready(let installed, let snapshot) = start(call, recording: true) else { return nil }
+        return (installed, snapshot)
+    }
+
+    /// The one entry of every call: checks the visitor id, reads the SDK's decision state (from
+    /// the context's own copy while nothing changed, so the context's lock is the only one
+    /// taken), and takes the call's snapshot. `recording: false` (explanations) stores nothing.
+    func start(_ call: String, recording: Bool) -> CallStart {
         if let visitorIdProblem {
             core.log.warn("\(call): \(visitorIdProblem); degraded result")
-            return nil
+            return .refused(.invalidVisitorId)
         }
-        let (current, overrides, hooks) = core.decisionInputs(visitorHash)
-        guard let installed = current else {
-            core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
-            return nil
-        }
-        let deferred = creationSegmentsDeferred
-        var (snapshot, storeSegments) = state.withValue { state -> (Snapshot, Bool) in
-            let storeSegments = deferred && !state.creationSegmentsStored
+        let generation = core.changes.value
+        let core = self.core, hash = visitorHash, deferred = creationSegmentsDeferred
+        let (decision, taken, storeSegments) = state.withValue { state -> (SDKCore.DecisionState, Snapshot?, Bool) in
+            let decision: SDKCore.DecisionState
+            if let known = state.decision, state.generation == generation {
+                decision = known
+            } else {
+                decision = core.decisionState.read(hash) { $0 }
+                state.decision = decision
+                state.generation = generation
+            }
+            guard decision.installed != nil else { return (decision, nil, false) }
+            let storeSegments = recording && deferred && !state.creationSegmentsStored
             if storeSegments { state.creationSegmentsStored = true }
-            return (Self.takeSnapshot(&state), storeSegments)
+            return (decision, Self.takeSnapshot(&state), storeSegments)
+        }
+        guard let installed = decision.installed, var snapshot = taken else {
+            core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
+            return .refused(.notReady)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        snapshot.overrides = overrides
-        if !hooks.isEmpty {
-            snapshot.hooks = hooks + snapshot.hooks
-            snapshot.trackingHooks = hooks
+        snapshot.overrides = decision.overrides
+        snapshot.listening = decision.listening
+        snapshot.trackingEnabled = core.configuration.networkTracking && decision.trackingEnabled
+        if !decision.hooks.isEmpty {
+            snapshot.hooks = decision.hooks + snapshot.hooks
+            snapshot.trackingHooks = decision.hooks
         }
-        return (installed, snapshot)
+        return .ready(installed, snapshot)
     }
 }
 

@@ -30,6 +30,11 @@ final class SDKCore: @unchecked Sendable {
         self.configuration = configuration
         self.ports = ports
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
+        let decisionState = self.decisionState, changes = self.changes
+        ports.events.observeListening { mask in
+            decisionState.update { $0.listening = mask }
+            changes.advance()
+        }
     }
 
     /// What decisions read, once per stripe so that threads deciding for different visitors
@@ -40,8 +45,27 @@ final class SDKCore: @unchecked Sendable {
         /// `nil` when nothing is forced, so a decision checks one optional.
         var overrides: DecisionOverrides?
         var hooks: [any EvaluationHook]
+        /// The system events that have listeners, as ``SystemEventHub`` masks them.
+        var listening: UInt32 = 0
     }
     let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true, overrides: nil, hooks: []))
+    /// Advanced after every change of `decisionState`: a context keeps the copy it read while
+    /// this number stays, so a call takes no lock for it.
+    let changes = ChangeCounter()
+
+    /// Changes every stripe of the decision state, then tells the contexts' copies they are old.
+    private func publish(_ change: (inout DecisionState) -> Void) {
+        decisionState.update(change)
+        changes.advance()
+    }
+
+    /// The decision state as the stripe of `visitorHash` holds it, with the change number it is
+    /// at least as new as.
+    @inline(__always)
+    func decisionSnapshot(_ visitorHash: UInt64) -> (generation: UInt64, state: DecisionState) {
+        let generation = changes.value
+        return (generation, decisionState.read(visitorHash) { $0 })
+    }
 
     var current: InstalledConfig? { lock.withLock { installed } }
 
@@ -62,7 +86,7 @@ final class SDKCore: @unchecked Sendable {
         lock.withLock {
             hooks.append(hook)
             let all = hooks
-            decisionState.update { $0.hooks = all }
+            publish { $0.hooks = all }
         }
     }
 
@@ -71,7 +95,7 @@ final class SDKCore: @unchecked Sendable {
     func setOverrides(_ next: DecisionOverrides) {
         lock.withLock {
             overrides = next
-            decisionState.update { $0.overrides = next.isEmpty ? nil : next }
+            publish { $0.overrides = next.isEmpty ? nil : next }
         }
     }
 
@@ -88,7 +112,7 @@ final class SDKCore: @unchecked Sendable {
     func setTrackingEnabled(_ enabled: Bool) {
         lock.withLock {
             trackingEnabled = enabled
-            decisionState.update { $0.trackingEnabled = enabled }
+            publish { $0.trackingEnabled = enabled }
         }
     }
 
@@ -146,7 +170,7 @@ final class SDKCore: @unchecked Sendable {
             let previous = installed
             if previous?.fingerprint != fingerprint {
                 installed = next
-                decisionState.update { $0.installed = next }
+                publish { $0.installed = next }
             }
             return previous
         }

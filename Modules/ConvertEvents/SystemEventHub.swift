@@ -26,6 +26,8 @@ public final class SystemEventHub: Sendable {
         var listeners: [EventListenerToken: Listener] = [:]
         /// Active listeners per event, by `SystemEvent.index`.
         var counts = [Int](repeating: 0, count: SystemEvent.allCases.count)
+        /// Told the listening mask whenever it changes.
+        var observers: [@Sendable (UInt32) -> Void] = []
     }
 
     private let bus: EventBus
@@ -48,7 +50,7 @@ public final class SystemEventHub: Sendable {
         state.withValue { state in
             state.listeners[token] = listener
             state.counts[event.index] += 1
-            publishListening(state.counts)
+            publishListening(state)
         }
         let subscription = bus.subscribe(owner: listener, to: SystemEventEnvelope.self) { (owner: Listener, envelope: SystemEventEnvelope) in
             owner.deliver(envelope.payload)
@@ -62,7 +64,7 @@ public final class SystemEventHub: Sendable {
         let listener: Listener? = state.withValue { state in
             guard let listener = state.listeners.removeValue(forKey: token) else { return nil }
             state.counts[listener.event.index] -= 1
-            publishListening(state.counts)
+            publishListening(state)
             return listener
         }
         listener?.cancel()
@@ -76,10 +78,34 @@ public final class SystemEventHub: Sendable {
         listening.read(currentThreadHash()) { $0 & (1 << UInt32(event.index)) != 0 }
     }
 
-    private func publishListening(_ counts: [Int]) {
+    /// Called with the state lock held, so observers learn the masks in order.
+    private func publishListening(_ state: State) {
+        let mask = Self.mask(state.counts)
+        listening.update { $0 = mask }
+        for observer in state.observers { observer(mask) }
+    }
+
+    private static func mask(_ counts: [Int]) -> UInt32 {
         var mask: UInt32 = 0
         for (index, count) in counts.enumerated() where count > 0 { mask |= 1 << UInt32(index) }
-        listening.update { $0 = mask }
+        return mask
+    }
+
+    /// Calls `observer` with the mask of events that have listeners (bit `event.index`), now and
+    /// after every change, with the hub's lock held: a decision path keeps its own copy and
+    /// fires through ``fire(_:listening:_:)`` without reading the hub's stripes.
+    package func observeListening(_ observer: @escaping @Sendable (UInt32) -> Void) {
+        state.withValue { state in
+            state.observers.append(observer)
+            observer(Self.mask(state.counts))
+        }
+    }
+
+    /// Announces `event` when `listening` (a mask ``observeListening(_:)`` gave) has its bit.
+    @inline(__always)
+    package func fire(_ event: SystemEvent, listening: UInt32, _ payload: @autoclosure () -> EventPayloadValue) {
+        guard listening & (1 << UInt32(event.index)) != 0 else { return }
+        bus.publish(SystemEventEnvelope(payload: payload()))
     }
 
     /// Announces `event`; the payload is built only when someone listens. Only the SDK's

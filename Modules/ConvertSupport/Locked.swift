@@ -51,6 +51,9 @@ public final class Locked<Value>: @unchecked Sendable {
     public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        #if DEBUG
+        LockTally.acquired()
+        #endif
         return try body(&stored)
     }
 }

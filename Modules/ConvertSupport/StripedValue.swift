@@ -57,6 +57,9 @@ package final class StripedValue<Value>: @unchecked Sendable {
         let m = mutex(stripe)
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
+        #if DEBUG
+        LockTally.acquired()
+        #endif
         return try body(slot(stripe).pointee)
     }
 
@@ -65,6 +68,9 @@ package final class StripedValue<Value>: @unchecked Sendable {
         for stripe in 0...mask {
             let m = mutex(stripe)
             pthread_mutex_lock(m)
+            #if DEBUG
+            LockTally.acquired()
+            #endif
             body(&slot(stripe).pointee)
             pthread_mutex_unlock(m)
         }
