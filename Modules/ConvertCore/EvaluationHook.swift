@@ -128,4 +128,21 @@ extension SDKCore {
             }
         }
     }
+
+    /// `after` (or `error`), then `finally`.
+    func finishHooks(_ hooks: [any EvaluationHook], _ context: HookContext, _ details: EvaluationDetails) {
+        if details.reason == .error {
+            runHooks(hooks, "error") { try $0.error(context, details: details) }
+        } else {
+            runHooks(hooks, "after") { try $0.after(context, details: details) }
+        }
+        runHooks(hooks, "finally") { try $0.finally(context, details: details) }
+    }
+
+    /// Tells the SDK's hooks (a call's ``ConvertContext/Snapshot/trackingHooks``) about a queued
+    /// tracking event, outside every lock.
+    func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
+        guard !hooks.isEmpty else { return }
+        runHooks(hooks, "tracked") { try $0.tracked(event) }
+    }
 }

@@ -17,11 +17,11 @@ struct RecordedDecision {
     var segments: VisitorSegments?
 }
 
-extension ConvertContext {
+extension Decider {
     /// Stores, tracks and announces what a decision found; returns the variation that holds and
     /// the data stored.
-    func record(_ decision: ExperienceDecision, _ position: Int, _ installed: InstalledConfig,
-                _ input: DecisionInput, enableTracking: Bool, _ snapshot: Snapshot) -> RecordedDecision {
+    func record(_ decision: ExperienceDecision, _ position: Int, _ input: DecisionInput,
+                enableTracking: Bool) -> RecordedDecision {
         let plan = installed.plans[position]
         let events = core.events
         let listening = snapshot.listening
@@ -62,7 +62,7 @@ extension ConvertContext {
             outcome.data = data
             return outcome
         }
-        announceLocations(recorded, plan, installed, input, listening: listening)
+        announceLocations(recorded, plan, input, listening: listening)
         if recorded.isNew, let variation = recorded.variation {
             if enableTracking && snapshot.trackingEnabled {
                 let event = TrackingEvent(
@@ -70,20 +70,13 @@ extension ConvertContext {
                     segments: recorded.segments,
                     payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id))
                 core.ports.trackingSink.enqueue(event)
-                announceTracked(event, to: snapshot.trackingHooks)
+                core.announceTracked(event, to: snapshot.trackingHooks)
             }
             events.fire(.bucketing, listening: listening, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
                                                     experienceKey: plan.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
         return recorded
-    }
-
-    /// Tells the SDK's hooks (the call's ``Snapshot/trackingHooks``) about a queued tracking
-    /// event, outside every lock.
-    func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
-        guard !hooks.isEmpty else { return }
-        core.runHooks(hooks, "tracked") { try $0.tracked(event) }
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.
@@ -100,8 +93,8 @@ extension ConvertContext {
         return (activate, deactivate)
     }
 
-    private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, _ installed: InstalledConfig,
-                                   _ input: DecisionInput, listening: UInt32) {
+    private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, _ input: DecisionInput,
+                                   listening: UInt32) {
         guard recorded.activated | recorded.deactivated != 0 else { return }
         let locations = installed.config.locations
         func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }

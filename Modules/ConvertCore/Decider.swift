@@ -1,0 +1,153 @@
+import ConvertEvents
+import ConvertModel
+import ConvertRules
+import ConvertStorage
+import ConvertSupport
+
+/// Decides and records for one call of one visitor: experiences and features through
+/// ``DecisionEngine``, then the one store write a change needs, tracking, announcements and
+/// hooks. A context makes one per call from ``ConvertContext/start(_:recording:)`` — after the
+/// visitor id was checked and the SDK's decision state read — so a decider is never shared
+/// between threads; the only lock it takes is the visitor's store shard, when something changed.
+struct Decider {
+    let core: SDKCore
+    let visitorId: String
+    let visitorHash: UInt64
+    /// The context's creation report keys (see ``ConvertContext/creationSegments``).
+    let creationSegments: [String: JSONValue]?
+    /// The config the whole call decides against.
+    let installed: InstalledConfig
+    /// What the call reads of the context; it also carries the visitor's data from one decision
+    /// of the call to the next, so a call reads the store once.
+    var snapshot: ConvertContext.Snapshot
+
+    // MARK: Experiences
+
+    /// The detail of the experience with `key`, with the call's hooks around it.
+    mutating func hookedDetail(_ key: String, enableTracking: Bool) -> VariationDetail {
+        let hooks = snapshot.hooks
+        let context = hooks.isEmpty ? nil : HookContext(flagKind: .experience, key: key, visitorId: visitorId,
+                                                        attributes: snapshot.attributes)
+        if let context { core.runHooks(hooks, "before") { try $0.before(context) } }
+        let result: VariationDetail
+        if let position = installed.experiencePosition(key: key) {
+            result = detail(position: position, enableTracking: enableTracking)
+        } else {
+            core.log.warn("no experience has the key \"\(key)\"")
+            result = VariationDetail(experienceKey: key, value: nil, reason: .error, decisionReason: .experienceNotFound,
+                                     errorCode: .flagNotFound, gate: nil)
+        }
+        if let context { core.finishHooks(hooks, context, .variation(result)) }
+        return result
+    }
+
+    mutating func decide(key: String, enableTracking: Bool) -> BucketedVariation? {
+        guard let position = installed.experiencePosition(key: key) else {
+            core.log.warn("no experience has the key \"\(key)\"")
+            return nil
+        }
+        return decide(position: position, enableTracking: enableTracking)
+    }
+
+    mutating func decide(position: Int, enableTracking: Bool) -> BucketedVariation? {
+        decideInDetail(position: position, enableTracking: enableTracking).variation
+    }
+
+    /// Decides, stores, tracks and announces, and describes the outcome.
+    mutating func detail(position: Int, enableTracking: Bool) -> VariationDetail {
+        let plan = installed.plans[position]
+        let decided = decideInDetail(position: position, enableTracking: enableTracking)
+        guard let decision = decided.decision else {
+            return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: .static,
+                                   decisionReason: decided.variation?.isForced == true ? .forced : .preview,
+                                   errorCode: nil, gate: nil)
+        }
+        let (reason, error) = decision.reason.evaluation(targeted: decision.targeted(plan))
+        return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: reason,
+                               decisionReason: decision.reason, errorCode: error, gate: decision.gate(plan, installed))
+    }
+
+    /// Decides, stores, tracks and announces; with what the engine found (`nil` for a forced or
+    /// previewed variation).
+    mutating func decideInDetail(position: Int, enableTracking: Bool)
+        -> (variation: BucketedVariation?, decision: ExperienceDecision?) {
+        let plan = installed.plans[position]
+        if let forced = forcedVariation(plan) {
+            return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: false,
+                                      isForced: true), nil)
+        }
+        if let forced = previewVariation(plan.experience) {
+            return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true), nil)
+        }
+        var tracer = SilentTracer()
+        let input = input()
+        let decision = DecisionEngine.decide(position, input, tracer: &tracer)
+        for key in decision.unresolvedExperienceKeys {
+            core.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
+        }
+        var variation = decision.variation
+        if snapshot.preview == nil {
+            let recorded = record(decision, position, input, enableTracking: enableTracking)
+            variation = recorded.variation
+            if let data = recorded.data { snapshot.stored = data }
+        }
+        guard let variation else { return (nil, decision) }
+        return (BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
+                                  isPreview: false), decision)
+    }
+
+    /// How the experience at `position` would be decided, check by check, storing, tracking and
+    /// announcing nothing: the same engine run as a decision, with a tracer that keeps the steps.
+    mutating func trace(position: Int) -> DecisionTrace {
+        let plan = installed.plans[position]
+        let key = plan.key, experienceId = plan.experienceId
+        if let forced = forcedVariation(plan) {
+            return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId,
+                                 steps: [.forced(variationId: forced.id)], reason: .forced,
+                                 variationId: forced.id, variationKey: forced.key)
+        }
+        if let forced = previewVariation(plan.experience) {
+            return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId,
+                                 steps: [.preview(variationId: forced.id)], reason: .preview,
+                                 variationId: forced.id, variationKey: forced.key)
+        }
+        var tracer = RecordingTracer()
+        let decision = DecisionEngine.decide(position, input(), tracer: &tracer)
+        return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId, steps: tracer.steps,
+                             reason: decision.reason, variationId: decision.variation?.id,
+                             variationKey: decision.variation?.key)
+    }
+
+    /// The engine's input: the visitor's data as this call last saw it, read from the store
+    /// only the first time.
+    mutating func input() -> DecisionInput {
+        let key = installed.visitorKey(visitorId, visitorHash: visitorHash)
+        let stored: VisitorData
+        if let known = snapshot.stored, snapshot.storedNamespace == installed.namespaceHash {
+            stored = known
+        } else {
+            stored = core.ports.visitorStore.data(for: key) ?? VisitorData()
+            snapshot.stored = stored
+            snapshot.storedNamespace = installed.namespaceHash
+        }
+        return DecisionInput(installed: installed, visitorId: visitorId, key: key,
+                             stored: stored,
+                             attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
+                             creationSegments: creationSegments, hashSeed: core.configuration.hashSeed)
+    }
+
+    /// The variation a QA override forces for this visitor, when it names one of the experience's.
+    private func forcedVariation(_ plan: ExperiencePlan) -> Variation? {
+        guard let wanted = snapshot.overrides?.variation(forExperience: plan.key, visitorId: visitorId) else { return nil }
+        if let variation = plan.variationModels.first(where: { $0.key == wanted }) ?? plan.variationModels.first(where: { $0.id == wanted }) {
+            return variation
+        }
+        core.log.warn("override for experience \(plan.key): no variation has the key or id \"\(wanted)\"; ignored")
+        return nil
+    }
+
+    private func previewVariation(_ experience: Experience) -> Variation? {
+        guard let preview = snapshot.preview, preview.experienceId == experience.id else { return nil }
+        return experience.variation(id: preview.variationId)
+    }
+}
