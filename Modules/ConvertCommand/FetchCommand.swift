@@ -18,8 +18,19 @@ enum FetchCommand {
     (default \(ConvertConfiguration.defaultConfigEndpoint)).
     """
 
+    /// The options that say where a config is fetched from (``fetch(_:)`` reads them).
+    static let options: Set<String> = ["sdk-key", "sdk-key-secret", "secret", "environment", "endpoint"]
+
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let args = try Arguments(arguments, options: ["sdk-key", "sdk-key-secret", "secret", "environment", "endpoint"], flags: [])
+        let body = try await fetch(try Arguments(arguments, options: options, flags: []))
+        FileHandle.standardOutput.write(body)
+        if body.last != UInt8(ascii: "\n") { Output.write("") }
+        return 0
+    }
+
+    /// The config body served for `--sdk-key` (with `--sdk-key-secret`, `--environment`,
+    /// `--endpoint`); a failed fetch throws a ``RuntimeError``.
+    static func fetch(_ args: Arguments) async throws -> Data {
         let key = try args.required("sdk-key")
         guard !key.trimmingCharacters(in: .whitespaces).isEmpty else { throw UsageError("--sdk-key is empty") }
         var secretFlag = args.value("sdk-key-secret")
@@ -35,15 +46,11 @@ enum FetchCommand {
             transport: URLSessionTransport(), cache: nil)
         switch await source.fetch(etag: nil) {
         case .fresh(let body, _):
-            FileHandle.standardOutput.write(body)
-            if body.last != UInt8(ascii: "\n") { Output.write("") }
-            return 0
+            return body
         case .notModified:
-            Output.error("the server answered 304 to an unconditional request")
-            return 1
+            throw RuntimeError("the server answered 304 to an unconditional request")
         case .failed(let error):
-            Output.error("fetch failed: \(error.description)")
-            return 1
+            throw RuntimeError("fetch failed: \(error.description)")
         }
     }
 }

@@ -11,6 +11,7 @@ commands:
   simulate   show which share of visitors changes variation between two configs
   validate   check that a config loads; list what decoding gave up, with line:column
   fetch      print the live config for an SDK key
+  generate   write typed keys of a config as Swift source ("convert generate swift")
 
 Run "convert <command> --help" for a command's options. Exit status: 0 on success, 1 when
 the command fails (a bad input line, a config that does not load, a failed fetch), 2 for a
@@ -27,6 +28,7 @@ let commands: [String: (help: String, run: ([String]) async throws -> Int32)] = 
     "simulate": (SimulateCommand.help, SimulateCommand.run),
     "validate": (ValidateCommand.help, ValidateCommand.run),
     "fetch": (FetchCommand.help, FetchCommand.run),
+    "generate": (GenerateCommand.help, GenerateCommand.run),
 ]
 
 var status: Int32 = 0
