@@ -22,7 +22,9 @@ import Foundation
 public final class RedisClient: Sendable {
     public let configuration: RedisConfiguration
 
-    private struct PoolState {
+    // `@unchecked`: a connection is not Sendable, but it is used only by the one caller that took
+    // it out of the pool; while parked here it is touched only under the pool's lock.
+    private struct PoolState: @unchecked Sendable {
         var idle: [RedisConnection] = []
         var closed = false
         var consecutiveConnectFailures = 0

@@ -13,10 +13,10 @@ import Darwin
 /// seen.withValue { $0.append("b") }
 /// ```
 ///
-/// The `@unchecked Sendable` is sound because every access to the value goes through the lock. A plain
+/// Sendable where its value is: every access to the value goes through the lock. A plain
 /// `pthread_mutex_t` of its own (one small allocation besides the object; `NSLock` costs two
 /// more), inlinable so hot paths in other modules get a specialized call.
-public final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value> {
     // `stored` is read and written only with `mutex` held.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline var stored: Value
@@ -57,3 +57,7 @@ public final class Locked<Value>: @unchecked Sendable {
         return try body(&stored)
     }
 }
+
+// Sound because every access to the value holds the lock; only a Sendable value may be handed
+// between threads through it.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -9,7 +9,7 @@ import Darwin
 /// A value read far more often than written, kept once per stripe: a reader locks only the
 /// stripe its hash chooses, so threads reading for different keys share no lock; a writer
 /// sets every stripe in turn. Each stripe sits on cache lines of its own.
-package final class StripedValue<Value>: @unchecked Sendable {
+package final class StripedValue<Value> {
     // Every stripe's value is read and written only with that stripe's mutex held.
     private static var stride: Int {
         let raw = MemoryLayout<pthread_mutex_t>.stride + MemoryLayout<Value>.stride
@@ -89,3 +89,6 @@ package func currentThreadHash() -> UInt64 {
     return (raw ^ (raw >> 29)) &* 0xBF58_476D_1CE4_E5B9
 }
 
+
+// Sound because every stripe's value is read and written with that stripe's mutex held.
+extension StripedValue: @unchecked Sendable where Value: Sendable {}
