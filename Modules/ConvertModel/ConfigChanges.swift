@@ -34,7 +34,7 @@ public struct ConfigChanges: Sendable, Hashable, CustomStringConvertible {
             (added + removed + changed).contains { $0.id == id }
         }
 
-        /// No changes.
+        /// Changes with these lists (none by default).
         public init(added: [ConfigEntityReference] = [], removed: [ConfigEntityReference] = [],
                     changed: [ConfigEntityReference] = []) {
             self.added = added
