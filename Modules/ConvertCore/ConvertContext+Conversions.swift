@@ -6,6 +6,21 @@ import ConvertSupport
 import ConvertVisitor
 
 extension ConvertContext {
+    /// Tracks a conversion with the JavaScript SDK's conversion settings; the same as
+    /// ``trackConversion(_:goalData:ruleData:forceMultipleTransactions:)`` with the settings'
+    /// values. JavaScript's `conversionData` is `goalData` here.
+    ///
+    /// ```swift
+    /// await context.trackConversion("purchase", goalData: [GoalDataItem(.amount, 30)],
+    ///                               settings: [.forceMultipleTransactions: true])
+    /// ```
+    @discardableResult
+    public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
+                                settings: ConversionSettings) async -> ConversionResult {
+        await trackConversion(goalKey, goalData: goalData, ruleData: ruleData,
+                              forceMultipleTransactions: settings.forceMultipleTransactions)
+    }
+
     /// Tracks a conversion on the goal with `goalKey`.
     ///
     /// The first conversion of a visitor on a goal is sent; later ones are dropped as duplicates
@@ -16,7 +31,9 @@ extension ConvertContext {
     ///   - goalKey: the goal's key.
     ///   - goalData: amount, products count, transaction id, custom dimensions.
     ///   - ruleData: when given, the goal's rules must match it.
-    ///   - forceMultipleTransactions: send the transaction even when the visitor already converted.
+    ///   - forceMultipleTransactions: send the transaction even when the visitor already converted
+    ///     (the JavaScript SDK's `conversionSetting.forceMultipleTransactions`; see
+    ///     ``trackConversion(_:goalData:ruleData:settings:)``).
     /// - Returns: what happened, so callers can tell a duplicate from an unknown goal.
     @discardableResult
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,

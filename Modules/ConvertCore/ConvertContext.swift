@@ -33,6 +33,8 @@ public final class ConvertContext: Sendable {
         /// at least as new as: calls reuse it while `SDKCore.changes` stays there.
         var decision: SDKCore.DecisionState?
         var generation: UInt64 = 0
+        /// Non-report keys given to ``updateVisitorProperties(_:)``, under the attributes.
+        var visitorProperties: [String: JSONValue] = [:]
     }
     /// The report keys among the creation attributes with their values as given, stored as the
     /// visitor's segments once a config is installed (`nil` when there are none, or when the
@@ -198,9 +200,16 @@ public final class ConvertContext: Sendable {
 
     private static func takeSnapshot(_ state: inout State) -> Snapshot {
         defer { state.prefetched = nil }
-        return Snapshot(attributes: state.attributes, locationProperties: state.locationProperties, preview: state.preview,
+        let attributes = state.visitorProperties.isEmpty ? state.attributes
+            : JSONValue.deepMerging(state.visitorProperties, state.attributes)
+        return Snapshot(attributes: attributes, locationProperties: state.locationProperties, preview: state.preview,
                         hooks: state.hooks, stored: state.prefetched?.data,
                         storedNamespace: state.prefetched?.namespaceHash ?? 0)
+    }
+
+    /// Deep-merges `values` into the properties kept under the attributes.
+    func mergeVisitorProperties(_ values: [String: JSONValue]) {
+        state.withValue { $0.visitorProperties = JSONValue.deepMerging($0.visitorProperties, values) }
     }
 
     /// Adds a hook run around this context's evaluations, after the SDK's hooks.

@@ -170,10 +170,10 @@ public final class ConvertSwiftSDK: Sendable {
 
     /// Delivers pending tracking events and writes pending visitor data now. Returns once the
     /// events enqueued before the call are settled, or after the tracking sink's own deadline
-    /// (twice the request timeout for the default queue); see ``flush(timeout:)``.
+    /// (twice the request timeout for the default queue); see ``flush(timeout:)``. The JavaScript
+    /// SDK's `releaseQueues()`; contexts have it too (``ConvertContext/flush()``).
     public func flush() async {
-        await core.ports.trackingSink.flush()
-        await writeVisitorData()
+        await core.releaseQueues()
     }
 
     /// Delivers pending tracking events and writes pending visitor data; returns `true` once
@@ -182,9 +182,7 @@ public final class ConvertSwiftSDK: Sendable {
     /// keeps going and its outcome is still recorded.
     @discardableResult
     public func flush(timeout: Duration) async -> Bool {
-        let settled = await core.ports.trackingSink.flush(timeout: timeout)
-        await writeVisitorData()
-        return settled
+        await core.releaseQueues(timeout: timeout)
     }
 
     /// Shuts the SDK down for a process exit: stops taking tracking events, delivers what is
@@ -200,16 +198,9 @@ public final class ConvertSwiftSDK: Sendable {
     public func shutdown(timeout: Duration) async -> TrackingShutdown {
         loader.cancel()
         let report = await core.ports.trackingSink.shutdown(timeout: timeout)
-        await writeVisitorData()
+        await core.writeVisitorData()
         core.log.info("shut down: \(report)")
         return report
-    }
-
-    private func writeVisitorData() async {
-        let written = await core.ports.visitorStore.flush()
-        if written > 0 {
-            core.events.fire(.dataStoreQueueReleased, .dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))
-        }
     }
 
     /// A context for the auto-generated visitor id, created once and persisted.

@@ -178,9 +178,10 @@ final class SDKCore: @unchecked Sendable {
             log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences")
             readiness.open()
             events.fire(.ready, .ready(ReadyPayload()))
-        } else if previous?.fingerprint != fingerprint {
-            log.info("config updated from \(document.origin.rawValue)")
-            events.fire(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config)))
+        } else if let previous, previous.fingerprint != fingerprint {
+            let changes = ConfigChanges(from: previous.config, to: decoded.config)
+            log.info("config updated from \(document.origin.rawValue): \(changes)")
+            events.fire(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config, changes: changes)))
         } else {
             log.debug("config from \(document.origin.rawValue) unchanged")
         }

@@ -46,8 +46,16 @@ public struct ReadyPayload: Sendable, Hashable {
 public struct ConfigUpdatedPayload: Sendable {
     /// The new config.
     public let snapshot: ProjectConfig?
+    /// What changed from the previous config: entities added, removed and changed by kind (the
+    /// JavaScript SDK's `config.updated` carries nothing). Empty when only fields the SDK does
+    /// not read changed.
+    public let changes: ConfigChanges
 
-    public init(snapshot: ProjectConfig?) { self.snapshot = snapshot }
+    /// A payload for the new config and what changed (nothing listed unless given).
+    public init(snapshot: ProjectConfig?, changes: ConfigChanges = ConfigChanges()) {
+        self.snapshot = snapshot
+        self.changes = changes
+    }
 }
 
 /// A tracking batch was accepted by the server.
