@@ -99,20 +99,20 @@ enum ConfigProblems {
         let reachable = Set(experience.bucketTable.ranges.filter { $0.lower < $0.upper }.map(\.variationId))
         let notNumbers = active.filter { $0.trafficAllocation?.isNaN == true }
         let cause = notNumbers.isEmpty ? "" : ": traffic_allocation of "
-            + notNumbers.map { "\($0.key ?? $0.id)" }.joined(separator: ", ")
+            + notNumbers.map { $0.keyOrId }.joined(separator: ", ")
             + " is not a number (read as NaN, which also shuts out the variations after it in bucketing order)"
         guard !reachable.isEmpty else {
             let why = cause.isEmpty ? ": no variation has a traffic_allocation above 0" : cause
             return [ConfigProblem(path: path + ".variations", message: "experience \(experience.key) can bucket no visitor\(why)")]
         }
         guard !notNumbers.isEmpty else { return [] }
-        let names = notNumbers.map { $0.key ?? $0.id }.joined(separator: ", ")
+        let names = notNumbers.map(\.keyOrId).joined(separator: ", ")
         return active.filter { !reachable.contains($0.id) && ($0.trafficAllocation.map { $0.isNaN || $0 > 0 } ?? true) }.map { variation in
             let why = variation.trafficAllocation?.isNaN == true
                 ? "its traffic_allocation is not a number (read as NaN)"
                 : "the traffic_allocation of \(names), before it in bucketing order, is not a number (read as NaN)"
             return ConfigProblem(path: index.path("variations", id: variation.id, in: path),
-                                 message: "variation \(variation.key ?? variation.id) of experience \(experience.key) can never be shown: \(why)")
+                                 message: "variation \(variation.keyOrId) of experience \(experience.key) can never be shown: \(why)")
         }
     }
 

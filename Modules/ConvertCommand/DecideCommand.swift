@@ -57,7 +57,7 @@ enum DecideCommand {
                 throw UsageError("--force: no experience has the key \"\(key)\" (known: \(known))")
             }
             guard experience.variations.contains(where: { $0.key == variation || $0.id == variation }) else {
-                let known = experience.variations.map { $0.key ?? $0.id }.joined(separator: ", ")
+                let known = experience.variations.map(\.keyOrId).joined(separator: ", ")
                 throw UsageError("--force: experience \(key) has no variation \"\(variation)\" (known: \(known))")
             }
             overrides.forceVariation(variation, forExperience: key)

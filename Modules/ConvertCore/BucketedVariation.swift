@@ -25,7 +25,7 @@ public struct BucketedVariation: Sendable, Hashable {
     public var key: String? { variation.key }
     /// The variation's key, or its id when the config gives no key: always something to show,
     /// log or compare, the way the SDK's own tables and tracking name a variation.
-    public var keyOrId: String { variation.key ?? variation.id }
+    public var keyOrId: String { variation.keyOrId }
     /// The variation's name.
     public var name: String? { variation.name }
     /// The changes the variation applies.
