@@ -132,7 +132,7 @@ let package = Package(
                                          "ConvertTransport"],
                           path: "Examples/SharedStore"),
         // The README's "Using the SDK" code, verbatim (a test keeps the two identical and runs it).
-        .executableTarget(name: "ReadmeSnippet", dependencies: ["ConvertSwiftSDK"], path: "Examples/ReadmeSnippet"),
+        .executableTarget(name: "ReadmeSnippet", dependencies: ["ConvertSwiftSDK", "ConvertTransport"], path: "Examples/ReadmeSnippet"),
 
         .executableTarget(
             name: "convert-bench",

@@ -149,7 +149,7 @@ struct Report {
                 let configured = variation.isActive && total > 0 ? (variation.trafficAllocation ?? 100) / total * 100 : 0
                 let got = counts[variation.id] ?? 0
                 let share = bucketed > 0 ? Double(got) / Double(bucketed) * 100 : 0
-                out.append("    \(pad(variation.key ?? variation.id, 30)) configured \(percent(configured))  got \(percent(share)) (\(got))")
+                out.append("    \(pad(variation.keyOrId, 30)) configured \(percent(configured))  got \(percent(share)) (\(got))")
             }
         }
         out.append("")

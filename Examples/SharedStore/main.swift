@@ -20,7 +20,7 @@ while let argument = arguments.first {
     switch argument {
     case "--help":
         print(usage)
-        print("Needs a Redis (or Valkey) server; the example writes keys under \"convert-example:\" and removes them.")
+        print("Needs a Redis (or Valkey) server; the example writes keys under \"convert-example:<run id>:\" and removes them at the end.")
         exit(0)
     case "--version":
         print("shared-store \(ConvertAgent.version)")
@@ -111,14 +111,29 @@ func run(host: String, port: Int, visitorCount: Int) async throws -> Int32 {
     let conversions = (sinkA.events + sinkB.events).filter { $0.eventType == "conversion" }.count
     print("goal tracked \(results.count) times on two servers: \(conversions) conversions sent "
         + "(\(results.filter { $0 == .duplicate }.count) duplicates suppressed)")
+    // Counters once every write behind has reached Redis: "pending" counts writes not yet made.
+    _ = await storeA.flush()
+    _ = await storeB.flush()
     print("server A store: \(storeA.counters)")
     print("server B store: \(storeB.counters)")
 
-    _ = await storeB.flush()
-    let keys = visitors.map { "visitor:10035569-10034190:\($0)" }
-    for chunk in stride(from: 0, to: keys.count, by: 500) { _ = try? await redis.del(Array(keys[chunk..<min(chunk + 500, keys.count)])) }
+    // Every key this run wrote is under its own prefix: remove them all, and say so.
+    let removal = """
+        local keys = redis.call('KEYS', ARGV[1] .. '*')
+        for i = 1, #keys, 500 do redis.call('DEL', unpack(keys, i, math.min(i + 499, #keys))) end
+        return #keys
+        """
+    let removed = (try? await redis.eval(removal, args: [.string(prefix)])).flatMap { reply -> Int64? in
+        if case .integer(let count) = reply { return count }
+        return nil
+    }
     redis.close()
-    return kept == visitors.count && conversions == visitors.count ? 0 : 1
+    if let removed {
+        print("removed the \(removed) keys this run wrote under \(prefix)")
+    } else {
+        FileHandle.standardError.write(Data("shared-store: could not remove the keys under \(prefix)\n".utf8))
+    }
+    return kept == visitors.count && conversions == visitors.count && removed != nil ? 0 : 1
 }
 
 exit(try await run(host: host, port: port, visitorCount: visitorCount))

@@ -24,12 +24,12 @@ enum DecideCommand {
       {"reason", "experience"?} (the experience that switched it on).
     --force EXPERIENCE=VARIATION (repeatable): a QA override for every visitor; the experience
       gives that variation (its key or id) whatever the gates, reason "static".
-    --format table: aligned columns for reading, the visitor then one column per experience
-      key with the variation key or -; printed when the input ends, since the columns are
-      sized to fit every row.
+    --format table: aligned columns for reading, the visitor, one column per experience key
+      with the variation key or -, then one column per feature key with on or off; printed
+      when the input ends, since the columns are sized to fit every row.
 
-    A malformed line, or one over 1 MiB, is reported on standard error with its number; the
-    others are still decided, and the exit status is 1. --visitors FILE is a deprecated name of --input.
+    A malformed line, or one over 1 MiB, is reported on standard error with its number (and
+    the column of a JSON syntax error); the others are still decided, and the exit status is 1. --visitors FILE is a deprecated name of --input.
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -57,7 +57,7 @@ enum DecideCommand {
                 throw UsageError("--force: no experience has the key \"\(key)\" (known: \(known))")
             }
             guard experience.variations.contains(where: { $0.key == variation || $0.id == variation }) else {
-                let known = experience.variations.map { $0.key ?? $0.id }.joined(separator: ", ")
+                let known = experience.variations.map(\.keyOrId).joined(separator: ", ")
                 throw UsageError("--force: experience \(key) has no variation \"\(variation)\" (known: \(known))")
             }
             overrides.forceVariation(variation, forExperience: key)
@@ -65,6 +65,7 @@ enum DecideCommand {
         if !overrides.isEmpty { sdk.setOverrides(overrides) }
         var input = try Input.lines(inputPath, for: inputOption)
         let experienceKeys = sdk.config?.experiences.map(\.key) ?? []
+        let featureKeys = sdk.config?.features.map(\.key) ?? []
         var rows: [[String]] = []
         var failed = false
         var lineNumber = 0
@@ -85,16 +86,18 @@ enum DecideCommand {
                 let visitor = try VisitorLine(Array(line))
                 let decision = decide(visitor, sdk, experienceKeys: experienceKeys, details: details)
                 if table {
-                    rows.append([visitor.visitorId] + experienceKeys.map { decision["experiences"]?[$0]?.stringValue ?? "-" })
+                    rows.append([visitor.visitorId] + experienceKeys.map { decision["experiences"]?[$0]?.stringValue ?? "-" }
+                                + featureKeys.map { decision["features"]?[$0]?["status"]?.stringValue == "enabled" ? "on" : "off" })
                 } else {
                     Output.write(Output.line(decision))
                 }
             } catch let error as UsageError {
                 failed = true
-                Output.error("line \(lineNumber): \(error.description)")
+                // "line 3, column 7: …" for a syntax error, "line 3: …" otherwise.
+                Output.error("line \(lineNumber)\(error.description.hasPrefix("column ") ? ", " : ": ")\(error.description)")
             }
         }
-        if table { Output.write(Self.table(header: ["visitor"] + experienceKeys, rows: rows)) }
+        if table { Output.write(Self.table(header: ["visitor"] + experienceKeys + featureKeys, rows: rows)) }
         return failed ? 1 : 0
     }
 
@@ -170,19 +173,35 @@ struct VisitorLine {
         do throws(JSONParseError) {
             json = try JSONParser.parse(bytes)
         } catch {
-            switch error {
-            case .invalidJSON(let offset, let reason): throw UsageError("not valid JSON: \(reason) at byte \(offset)")
-            case .tooDeep(_, let limit): throw UsageError("JSON nests deeper than \(limit) levels")
-            default: throw UsageError("expected a JSON object")
-            }
+            if case .empty = error { throw UsageError("expected a JSON object") }
+            let (message, offset) = Input.syntaxError(error, in: bytes)
+            throw UsageError(Input.located(message, at: offset, in: bytes))
         }
         guard case .object(let fields) = json else { throw UsageError("expected a JSON object") }
         guard case .string(let id)? = fields["visitorId"], !id.isEmpty else {
-            throw UsageError("\"visitorId\" must be a non-empty string")
+            throw UsageError("\"visitorId\" must be a non-empty string" + Self.suggestion(for: "visitorId", among: fields.keys))
+        }
+        for (name, field) in [("attributes", fields["attributes"]), ("locationProperties", fields["locationProperties"])]
+            where field == nil {
+            if let hint = Self.misspelling(of: name, among: fields.keys) {
+                throw UsageError("\"\(hint)\" is not a field of a visitor line; did you mean \"\(name)\"?")
+            }
         }
         visitorId = id
         attributes = try Self.map(fields["attributes"], "attributes")
         locationProperties = try Self.map(fields["locationProperties"], "locationProperties")
+    }
+
+    /// ` (the line has "visitor_id"; the field is "visitorId")` when a member looks like a misspelling of `name`.
+    private static func suggestion(for name: String, among keys: Dictionary<String, JSONValue>.Keys) -> String {
+        misspelling(of: name, among: keys).map { " (the line has \"\($0)\"; the field is \"\(name)\")" } ?? ""
+    }
+
+    /// A member name that differs from `name` only in case, `_` or `-` (`visitor_id`, `VisitorID`).
+    private static func misspelling(of name: String, among keys: Dictionary<String, JSONValue>.Keys) -> String? {
+        func folded(_ text: String) -> String { text.lowercased().filter { $0 != "_" && $0 != "-" } }
+        let target = folded(name)
+        return keys.sorted().first { $0 != name && folded($0) == target }
     }
 
     private static func map(_ value: JSONValue?, _ name: String) throws -> [String: JSONValue] {

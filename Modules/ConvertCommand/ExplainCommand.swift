@@ -36,10 +36,16 @@ enum ExplainCommand {
         var traces: [DecisionTrace] = []
         var feature: BucketedFeature?
         if let experienceKey {
-            guard config.experience(key: experienceKey) != nil else { throw UsageError("--experience: no experience has the key \"\(experienceKey)\"") }
+            guard config.experience(key: experienceKey) != nil else {
+                throw UsageError("--experience: no experience has the key \"\(experienceKey)\" "
+                                 + "(known: \(config.experiences.map(\.key).joined(separator: ", ")))")
+            }
             traces = [await context.explainExperience(experienceKey)]
         } else if let featureKey {
-            guard config.feature(key: featureKey) != nil else { throw UsageError("--feature: no feature has the key \"\(featureKey)\"") }
+            guard config.feature(key: featureKey) != nil else {
+                throw UsageError("--feature: no feature has the key \"\(featureKey)\" "
+                                 + "(known: \(config.features.map(\.key).joined(separator: ", ")))")
+            }
             traces = await context.explainFeature(featureKey)
             feature = await context.runFeature(featureKey, enableTracking: false)
         }
@@ -107,7 +113,12 @@ struct TraceRenderer {
         if let location = outcome.decidingLeaf {
             text += "; deciding rule \(location)"
             if let leaf = rules?[location] { text += " " + describe(leaf) }
-            if let verdict = outcome.verdict { text += " -> \(verdict)" }
+            switch outcome.verdict {
+            case .unknownMatchType(let name)?:
+                text += " -> match_type \"\(name)\" is not an operator the SDK knows, so this rule never holds"
+            case let verdict?: text += " -> \(verdict)"
+            case nil: break
+            }
         }
         return text
     }

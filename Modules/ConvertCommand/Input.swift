@@ -32,13 +32,40 @@ enum Input {
     static func object(_ text: String?, for option: String) throws -> [String: JSONValue] {
         guard let text else { return [:] }
         let json: JSONValue
+        let bytes = Array(text.utf8)
         do throws(JSONParseError) {
-            json = try JSONParser.parse(Array(text.utf8))
+            json = try JSONParser.parse(bytes)
         } catch {
-            throw UsageError("--\(option) is not valid JSON: \(error.description)")
+            let (message, offset) = Self.syntaxError(error, in: bytes)
+            throw UsageError("--\(option): \(Self.located(message, at: offset, in: bytes))")
         }
         guard case .object(let members) = json else { throw UsageError("--\(option) must be a JSON object") }
         return members
+    }
+
+    /// A JSON syntax error as a person reads it: the reason and the byte it is at, which for a
+    /// trailing comma is the comma (the parser stops at the `}` or `]` after it).
+    static func syntaxError(_ error: JSONParseError, in bytes: [UInt8]) -> (message: String, offset: Int?) {
+        switch error {
+        case .empty: return ("empty", nil)
+        case .tooDeep(let offset, let limit): return ("JSON nesting deeper than \(limit) levels", offset)
+        case .invalidJSON(let offset, let reason):
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") || bytes[offset] == UInt8(ascii: "]") {
+                var before = offset - 1
+                while before >= 0, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[before]) { before -= 1 }
+                if before >= 0, bytes[before] == UInt8(ascii: ",") {
+                    return ("not valid JSON: a trailing comma before '\(Character(UnicodeScalar(bytes[offset])))'", before)
+                }
+            }
+            return ("not valid JSON: \(reason)", offset)
+        }
+    }
+
+    /// `message` at `offset` of `bytes` as "line:column: message", for one-line inputs "column N: message".
+    static func located(_ message: String, at offset: Int?, in bytes: [UInt8]) -> String {
+        guard let offset else { return message }
+        let position = JSONParser.lineAndColumn(ofByte: offset, in: bytes)
+        return position.line == 1 ? "column \(position.column): \(message)" : "\(position.line):\(position.column): \(message)"
     }
 
     /// An SDK over a config file (raw CDN body or `{"environment", "data"}`), offline: no network, no tracking.

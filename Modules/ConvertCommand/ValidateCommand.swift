@@ -4,23 +4,29 @@ import Foundation
 /// `convert validate`: whether a config loads, and what decoding gave up, at its place in the file.
 enum ValidateCommand {
     static let help = """
-    usage: convert validate --config FILE [--format text|json]
+    usage: convert validate --config FILE [--strict] [--format text|json]
 
     Decodes the config as the SDK does (the raw CDN body or {"environment": ..., "data": {...}})
     and prints every degradation, an element dropped or a field ignored or coerced, with its
-    JSON path and the line:column in FILE where that value starts, then a summary line.
+    JSON path and the line:column in FILE where that value starts; then every problem, what
+    the loaded config will do wrong (an audience, location or segment that can never match
+    because a rule's match_type is no known operator, an experience that can bucket no visitor,
+    a variation that can never be shown because its traffic_allocation is not a number); then
+    a summary line.
 
-    Exit status: 0 when the config loads, with or without degradations; 1 when the SDK would
-    reject it (the error is printed, with the line:column of a JSON syntax error); 2 for a
-    usage error. --format json prints one JSON object instead:
+    Exit status: 0 when the config loads; 1 when the SDK would reject it (the error is printed,
+    with the line:column of a JSON syntax error), or, with --strict, when it loads with a
+    problem or a degradation (for CI); 2 for a usage error. --format json prints one JSON
+    object instead:
       {"file", "loads", "environment", "accountId", "projectId", "counts": {...},
        "degradations": [{"path", "kind", "reason", "offset", "line", "column"}],
+       "problems": [{"path", "message", "offset", "line", "column"}],
        "error": null | {"message", "offset", "line", "column"}}
     Lines and columns count from 1 (columns in characters); offsets are bytes from 0.
     """
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let args = try Arguments(arguments, options: ["config", "format"], flags: [])
+        let args = try Arguments(arguments, options: ["config", "format"], flags: ["strict"])
         let path = try args.required("config")
         let json = try args.choice("format", of: ["text", "json"], default: "text") == "json"
         let bytes = [UInt8](try Input.read(path, for: "config"))
@@ -31,7 +37,8 @@ enum ValidateCommand {
         } else {
             print(report.text(file: file))
         }
-        return report.loads ? 0 : 1
+        guard report.loads else { return 1 }
+        return args.flag("strict") && !report.isClean ? 1 : 0
     }
 
     /// The outcome of decoding one file, with source positions.
@@ -45,9 +52,13 @@ enum ValidateCommand {
         private(set) var decoded: DecodedConfig?
         private(set) var failure: Failure?
         private(set) var degradationOffsets: [String: Int] = [:]
+        private(set) var problems: [ConfigProblem] = []
         private(set) var positions: [Int: SourcePosition] = [:]
 
         var loads: Bool { decoded != nil }
+
+        /// Loads with no degradation and no problem.
+        var isClean: Bool { loads && problems.isEmpty && decoded?.degradations.isEmpty == true }
 
         init(bytes: [UInt8]) {
             let map = JSONSourceMap(bytes)
@@ -57,8 +68,9 @@ enum ValidateCommand {
             } catch {
                 switch error {
                 case .empty: failure = Failure(message: "config is empty", offset: nil)
-                case .invalidJSON(let offset, let reason):
-                    failure = Failure(message: "config is not valid JSON: \(reason)", offset: offset)
+                case .invalidJSON:
+                    let (message, offset) = Input.syntaxError(error, in: bytes)
+                    failure = Failure(message: "config is \(message)", offset: offset)
                 case .tooDeep(let offset, let limit):
                     failure = Failure(message: "config nests deeper than \(limit) levels", offset: offset)
                 }
@@ -76,8 +88,13 @@ enum ValidateCommand {
                 return
             }
             // Degradation paths are relative to the document the decoder read: `data` when wrapped.
-            let start = Self.isWrapped(json) ? map.offsets(of: ["data"])["data"] : nil
-            degradationOffsets = map.offsets(of: Set(decoded?.degradations.map(\.path) ?? []), from: start)
+            let wrapped = Self.isWrapped(json)
+            let start = wrapped ? map.offsets(of: ["data"])["data"] : nil
+            if let config = decoded?.config {
+                problems = ConfigProblems.find(in: config, document: wrapped ? json.objectValue?["data"] ?? json : json)
+            }
+            let paths = (decoded?.degradations.map(\.path) ?? []) + problems.map(\.path)
+            degradationOffsets = map.offsets(of: Set(paths), from: start)
             positions = map.positions(of: degradationOffsets.values)
         }
 
@@ -102,11 +119,16 @@ enum ValidateCommand {
                 lines.append("\(at): \(degradation.path.isEmpty ? "(document)" : degradation.path): "
                              + "\(degradation.kind.rawValue): \(degradation.reason)")
             }
+            for problem in problems {
+                let at = position(degradationOffsets[problem.path]).map { "\(file):\($0)" } ?? file
+                lines.append("\(at): \(problem.path): problem: \(problem.message)")
+            }
             let config = decoded.config
             let counts = Self.counts(config).map { Self.plural($0.count, $0.noun) }.joined(separator: ", ")
             let environment = decoded.environment.map { ", environment \($0)" } ?? ""
             lines.append("\(file): loads: account \(config.accountId), project \(config.project.id)\(environment); "
-                         + "\(counts); \(Self.plural(decoded.degradations.count, "degradation"))")
+                         + "\(counts); \(Self.plural(decoded.degradations.count, "degradation")), "
+                         + "\(Self.plural(problems.count, "problem"))")
             return lines.joined(separator: "\n")
         }
 
@@ -125,6 +147,9 @@ enum ValidateCommand {
                     return locate(["path": .string(degradation.path), "kind": .string(degradation.kind.rawValue),
                                    "reason": .string(degradation.reason)], offset)
                 })
+                object["problems"] = .array(problems.map { problem in
+                    locate(["path": .string(problem.path), "message": .string(problem.message)], degradationOffsets[problem.path])
+                })
                 object["error"] = .null
             } else {
                 object["environment"] = .null
@@ -132,6 +157,7 @@ enum ValidateCommand {
                 object["projectId"] = .null
                 object["counts"] = .null
                 object["degradations"] = []
+                object["problems"] = []
                 object["error"] = locate(["message": .string(failure?.message ?? "config does not load")], failure?.offset)
             }
             return .object(object)

@@ -50,6 +50,17 @@ public struct RemoteConfigSource: ConfigSource {
     public let log: SDKLog
     /// What the refresh interval and the backoff are measured on.
     public let clock: any SleepClock
+    /// The latest fetch's failure (``lastFailure``), and whether a config has been delivered,
+    /// shared by the copies of this value.
+    private let status = Locked(Status())
+
+    private struct Status {
+        var lastFailure: String?
+        var delivered = false
+    }
+
+    /// Why the latest fetch failed, with the URL asked (no query, no secret); `nil` after a success.
+    public var lastFailure: String? { status.withValue { $0.lastFailure } }
 
     /// A source fetching through `transport` and caching in `cache`; refreshes and backoffs
     /// wait on `clock`.
@@ -104,7 +115,10 @@ public struct RemoteConfigSource: ConfigSource {
         }
         if let problem = Self.problem(withKey: settings.sdkKey) { throw ConfigSourceError.invalidSDKKey(problem) }
         _ = try settings.policy.url(settings.endpoint)
-        if let cached = loadCache() { await deliver(ConfigDocument(bytes: cached, origin: .cache)) }
+        if let cached = loadCache() {
+            status.withValue { $0.delivered = true }
+            await deliver(ConfigDocument(bytes: cached, origin: .cache))
+        }
         var etag: String?
         var failures = 0
         while !Task.isCancelled {
@@ -114,6 +128,7 @@ public struct RemoteConfigSource: ConfigSource {
                 etag = newTag
                 failures = 0
                 store(bytes)
+                status.withValue { $0.delivered = true }
                 await deliver(ConfigDocument(bytes: bytes, origin: .network))
                 wait = settings.refreshInterval
             case .notModified:
@@ -139,14 +154,44 @@ public struct RemoteConfigSource: ConfigSource {
 
     /// Performs one fetch (no caching, no delivery); failures are logged and returned typed.
     public func fetch(etag: String?) async -> FetchResult {
+        let result = await attempt(etag: etag)
+        status.withValue { status in
+            switch result {
+            case .failed(let error): status.lastFailure = describe(error)
+            case .fresh, .notModified: status.lastFailure = nil
+            }
+        }
+        return result
+    }
+
+    /// A failure as `ready(timeout:)` reports it: what went wrong, and the request it went wrong on.
+    private func describe(_ error: ConfigFetchError) -> String {
+        var target = "\(settings.endpoint)/config/\(settings.sdkKey)"
+        if let url = try? request(etag: nil).url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.query = nil
+            target = components.string ?? target
+        }
+        var text = "config fetch from \(target) failed: \(error)"
+        if case .httpStatus(let status) = error, (400..<500).contains(status), status != 408, status != 429 {
+            text += " (is the SDK key \(settings.sdkKey.prefix(64)) right?)"
+        }
+        return text
+    }
+
+    /// What the log says a failure leaves: the config in use, or none yet.
+    private var consequence: String {
+        status.withValue { $0.delivered } ? "keeping the current config" : "no config yet; retrying"
+    }
+
+    private func attempt(etag: String?) async -> FetchResult {
         let response: HTTPResponse
         do {
             response = try await transport.sendAsConvertAgent(try request(etag: etag))
         } catch let error as TransportError {
-            log.warn("config fetch failed: \(error); keeping the current config")
+            log.warn("config fetch failed: \(error); \(consequence)")
             return .failed(.transport(error))
         } catch {
-            log.warn("config fetch failed: \(error); keeping the current config")
+            log.warn("config fetch failed: \(error); \(consequence)")
             return .failed(.transport(.unreachable("\(error)")))
         }
         if response.status == 304 {
@@ -154,13 +199,13 @@ public struct RemoteConfigSource: ConfigSource {
             return .notModified
         }
         guard response.isSuccess else {
-            log.warn("config fetch refused with HTTP \(response.status); keeping the current config")
+            log.warn("config fetch refused with HTTP \(response.status); \(consequence)")
             return .failed(.httpStatus(response.status))
         }
         do throws(ConfigDecodingError) {
             _ = try ConfigDecoder.decode(response.body)
         } catch {
-            log.error("config fetch returned an unusable body (\(error.description)); keeping the current config")
+            log.error("config fetch returned an unusable body (\(error.description)); \(consequence)")
             return .failed(.unusableBody(error))
         }
         return .fresh(response.body, etag: response.header("ETag"))

@@ -21,8 +21,11 @@ public struct BucketedVariation: Sendable, Hashable {
 
     /// The variation's id.
     public var id: String { variation.id }
-    /// The variation's key.
+    /// The variation's key, as the config gives it (`nil` when it gives none).
     public var key: String? { variation.key }
+    /// The variation's key, or its id when the config gives no key: always something to show,
+    /// log or compare, the way the SDK's own tables and tracking name a variation.
+    public var keyOrId: String { variation.keyOrId }
     /// The variation's name.
     public var name: String? { variation.name }
     /// The changes the variation applies.

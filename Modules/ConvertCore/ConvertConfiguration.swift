@@ -130,3 +130,48 @@ extension ConvertConfiguration: CustomReflectable {
         ], displayStyle: .struct)
     }
 }
+
+extension ConvertConfiguration {
+    /// ``requestTimeoutMs`` as a `Duration` (whole milliseconds are kept).
+    public var requestTimeout: Duration {
+        get { .milliseconds(requestTimeoutMs) }
+        set { requestTimeoutMs = Self.milliseconds(newValue) }
+    }
+
+    /// ``dataRefreshIntervalMs`` as a `Duration` (whole milliseconds are kept).
+    public var dataRefreshInterval: Duration {
+        get { .milliseconds(dataRefreshIntervalMs) }
+        set { dataRefreshIntervalMs = Self.milliseconds(newValue) }
+    }
+
+    /// ``eventsReleaseIntervalMs`` as a `Duration` (whole milliseconds are kept).
+    public var eventsReleaseInterval: Duration {
+        get { .milliseconds(eventsReleaseIntervalMs) }
+        set { eventsReleaseIntervalMs = Self.milliseconds(newValue) }
+    }
+
+    /// Whole milliseconds of `duration`, clamped to `Int`'s range.
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? Int.min : Int.max }
+        let (total, overflowAdding) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflowAdding ? (seconds < 0 ? Int.min : Int.max) : Int(total)
+    }
+
+    /// Why `sdkKey` cannot be a Convert project's key, or `nil` when it has the key's form
+    /// (`accountId/projectId`, two numbers) or is empty (direct config data, no tracking).
+    ///
+    /// ```swift
+    /// ConvertConfiguration.problem(withSDKKey: "10035569/10034190")   // nil
+    /// ConvertConfiguration.problem(withSDKKey: "YOUR_SDK_KEY")         // "sdkKey \"YOUR_SDK_KEY\" is not …"
+    /// ```
+    public static func problem(withSDKKey sdkKey: String) -> String? {
+        if sdkKey.isEmpty { return nil }
+        let parts = sdkKey.split(separator: "/", omittingEmptySubsequences: false)
+        let isNumber = { (part: Substring) in !part.isEmpty && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        if parts.count == 2, parts.allSatisfy(isNumber) { return nil }
+        return "sdkKey \"\(sdkKey.prefix(64))\" is not of the form accountId/projectId (two numbers, e.g. 10035569/10034190, "
+            + "as the project's settings in the Convert app show it): config requests and tracking will fail"
+    }
+}

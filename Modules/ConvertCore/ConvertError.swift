@@ -4,7 +4,7 @@ import Foundation
 public enum ConvertError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The SDK cannot start: an empty SDK key, or direct config data that is empty or invalid.
     case invalidConfiguration(String)
-    /// `ready(timeout:)` gave up waiting.
+    /// `ready(timeout:)` gave up waiting; `ConvertSwiftSDK.lastConfigFailure` says why no config came.
     case readyTimedOut(milliseconds: Int)
     /// The wait was cancelled.
     case cancelled

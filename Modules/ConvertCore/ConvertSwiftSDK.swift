@@ -12,9 +12,9 @@ import Foundation
 ///
 /// ```swift
 /// let sdk = ConvertSwiftSDK(configuration: config, ports: ports)
-/// try await sdk.ready()
+/// try await sdk.ready(timeout: .seconds(5))
 /// let context = sdk.createContext(visitorId: "visitor-42", attributes: ["plan": "premium"])
-/// let variation = await context.runExperience("checkout-test")
+/// let variation = context.variation(forExperience: "checkout-test")
 /// ```
 public final class ConvertSwiftSDK: Sendable {
     let core: SDKCore
@@ -58,6 +58,10 @@ public final class ConvertSwiftSDK: Sendable {
     }
 
     /// Like ``ready()``, but gives up after `timeout` with ``ConvertError/readyTimedOut(milliseconds:)``.
+    ///
+    /// When it gives up, the reason no config came (the config source's last failure: the
+    /// request and its status or network error) is logged as an error and kept in
+    /// ``lastConfigFailure``.
     public func ready(timeout: Duration) async throws {
         let gate = core.readiness
         let clock = core.ports.sleepClock
@@ -70,9 +74,20 @@ public final class ConvertSwiftSDK: Sendable {
                 throw ConvertError.readyTimedOut(milliseconds: milliseconds)
             }
             defer { group.cancelAll() }
-            try await group.next()
+            do {
+                try await group.next()
+            } catch ConvertError.readyTimedOut(let milliseconds) {
+                let cause = lastConfigFailure.map { ": \($0)" } ?? ""
+                core.log.error("not ready within \(milliseconds) ms\(cause)")
+                throw ConvertError.readyTimedOut(milliseconds: milliseconds)
+            }
         }
     }
+
+    /// Why the latest attempt to get a config failed (the request and its HTTP status or
+    /// network error), `nil` when it succeeded or nothing has failed. The cause behind a
+    /// ``ConvertError/readyTimedOut(milliseconds:)``.
+    public var lastConfigFailure: String? { core.ports.configSource.lastFailure }
 
     /// Calls `completion` on the main actor once ready, or with the configuration error.
     public func ready(_ completion: @escaping @MainActor @Sendable (Result<Void, ConvertError>) -> Void) {
@@ -104,7 +119,8 @@ public final class ConvertSwiftSDK: Sendable {
     }
 
     /// Subscribes `callback` to `event`; callbacks run off the main thread unless `delivery`
-    /// is ``EventDelivery/mainActor``.
+    /// is ``EventDelivery/mainActor``. The seed API's form: ``subscribe(to:delivery:callback:)``
+    /// does the same without `await` and hands the callback the event's own payload type.
     @discardableResult
     public func on(_ event: SystemEvent, delivery: EventDelivery = .background,
                    callback: @escaping @Sendable (EventPayloadValue) -> Void) async -> EventListenerToken {
@@ -134,7 +150,8 @@ public final class ConvertSwiftSDK: Sendable {
     /// Every system event as an asynchronous sequence (see ``events(of:bufferingNewest:)``).
     public var events: AsyncStream<EventPayloadValue> { events() }
 
-    /// Cancels a subscription made with ``on(_:delivery:callback:)``.
+    /// Cancels a subscription made with ``on(_:delivery:callback:)`` (``unsubscribe(_:)`` is the
+    /// same without `await`).
     public func off(_ token: EventListenerToken) async {
         core.events.off(token)
     }

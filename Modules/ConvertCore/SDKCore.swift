@@ -153,7 +153,7 @@ final class SDKCore: @unchecked Sendable {
                 log.error(message)
                 readiness.fail(.invalidConfiguration(located))
             } else {
-                log.error(message + "; keeping the current config")
+                log.error(message + (current == nil ? "; no config installed yet" : "; keeping the current config"))
             }
             return
         }

@@ -31,6 +31,15 @@ public struct ConfigDocument: Sendable, Hashable {
 public protocol ConfigSource: Sendable {
     /// Delivers documents to `deliver` until cancelled or exhausted.
     func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws
+
+    /// Why the latest attempt to get a config failed, `nil` when it succeeded or none failed;
+    /// ``ConvertSwiftSDK/ready(timeout:)`` reports it when it gives up.
+    var lastFailure: String? { get }
+}
+
+extension ConfigSource {
+    /// No failure to report: the default for sources that cannot fail, or do not say why.
+    public var lastFailure: String? { nil }
 }
 
 /// A source that delivers one document handed over by the app.

@@ -28,6 +28,8 @@ public struct Variation: Sendable, Hashable {
 
     public var id: String { storage.id }
     public var key: String? { storage.key }
+    /// The key, or the id when the config gives no key: what tables and messages show.
+    public var keyOrId: String { storage.key ?? storage.id }
     public var name: String? { storage.name }
     /// `status` as written (a number printed); see ``isActive``.
     public var status: String? { storage.status }

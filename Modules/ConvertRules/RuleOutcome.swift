@@ -29,7 +29,8 @@ public struct RuleOutcome: Sendable, Hashable {
     /// Whether the rule set matched.
     public let matched: Bool
     /// The last leaf evaluated: for a match, the leaf that completed the matching OR block; for a
-    /// miss, the leaf that failed last. `nil` when no leaf was reached (empty rule set or block).
+    /// miss, the first leaf evaluated whose `match_type` names no known operator, else the leaf
+    /// that failed last. `nil` when no leaf was reached (empty rule set or block).
     public let decidingLeaf: RuleLocation?
     /// The verdict of ``decidingLeaf``.
     public let verdict: LeafVerdict?

@@ -57,6 +57,9 @@ extension RuleSet {
                                unresolvedExperienceKey: unresolved)
         }
         var last: (RuleLocation, LeafVerdict)?
+        // On a miss, an operator the SDK does not know is the likelier cause than the leaf that
+        // happened to fail last, so it is the one reported.
+        var unknown: (RuleLocation, LeafVerdict)?
         for (b, groups) in blocks.enumerated() {
             guard !groups.isEmpty else { continue }
             var blockHolds = true
@@ -65,6 +68,7 @@ extension RuleSet {
                 for (l, leaf) in leaves.enumerated() {
                     let verdict = leaf.evaluate(data)
                     last = (RuleLocation(block: b, group: g, leaf: l), verdict)
+                    if unknown == nil, case .unknownMatchType = verdict { unknown = last }
                     if verdict.isMatch {
                         groupHolds = true
                         break
@@ -79,7 +83,8 @@ extension RuleSet {
                 return RuleOutcome(matched: true, decidingLeaf: last?.0, verdict: last?.1)
             }
         }
-        return RuleOutcome(matched: false, decidingLeaf: last?.0, verdict: last?.1)
+        let reported = unknown ?? last
+        return RuleOutcome(matched: false, decidingLeaf: reported?.0, verdict: reported?.1)
     }
 }
 

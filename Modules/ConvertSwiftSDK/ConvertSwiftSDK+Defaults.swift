@@ -22,8 +22,8 @@ extension ConvertSwiftSDK {
     /// refreshed every `dataRefreshIntervalMs`) and tracking goes to the metrics host.
     ///
     /// ```swift
-    /// let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "YOUR_SDK_KEY"))
-    /// try await sdk.ready()
+    /// let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "10035569/10034190"))
+    /// try await sdk.ready(timeout: .seconds(5))
     /// ```
     public convenience init(configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink()) {
         self.init(configuration: configuration, ports: .live(configuration, logSink: logSink, directData: nil))
@@ -35,7 +35,7 @@ extension ConvertSwiftSDK {
     ///
     /// ```swift
     /// let sdk = ConvertSwiftSDK(configData: try Data(contentsOf: bundledConfigURL))
-    /// try await sdk.ready()
+    /// try await sdk.ready(timeout: .seconds(5))
     /// ```
     public convenience init(configData: Data,
                             configuration: ConvertConfiguration = ConvertConfiguration(sdkKey: "", persistence: .memory),
@@ -51,11 +51,19 @@ extension ConvertPorts {
     /// - Parameters:
     ///   - transport: carries config fetches and tracking; URLSession unless you pass your own.
     ///   - directData: config bytes to start from instead of fetching.
+    ///   - visitorStore: the visitor data store to use instead of the configured one (a
+    ///     `SharedVisitorStore`, say); the file visitor store is then never opened.
     public static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
-                            directData: Data? = nil, transport: any HTTPTransport = URLSessionTransport()) -> ConvertPorts {
+                            directData: Data? = nil, transport: any HTTPTransport = URLSessionTransport(),
+                            visitorStore: (any VisitorDataStore)? = nil) -> ConvertPorts {
         let log = SDKLog(sink: logSink, minimum: configuration.logLevel)
         let hub = SystemEventHub()
-        let storage = DefaultStorage(configuration, log: log)
+        if let problem = ConvertConfiguration.problem(withSDKKey: configuration.sdkKey) {
+            log.warn(problem)
+        }
+        // Without a key or data no config can ever come, so there is nothing to keep on disk.
+        let storage = DefaultStorage(configuration, visitorStore: visitorStore,
+                                     persists: directData != nil || !configuration.sdkKey.isEmpty, log: log)
         let policy = EndpointPolicy(allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         let timeout = Duration.milliseconds(configuration.requestTimeoutMs)
 
@@ -98,12 +106,13 @@ struct DefaultStorage {
     let visitors: any VisitorDataStore
     let journal: (any EventJournal)?
 
-    init(_ configuration: ConvertConfiguration, log: SDKLog) {
-        if configuration.persistence == .file {
+    init(_ configuration: ConvertConfiguration, visitorStore: (any VisitorDataStore)? = nil, persists: Bool = true, log: SDKLog) {
+        if configuration.persistence == .file && persists {
             let directory = configuration.storageDirectory ?? FileStorage.defaultDirectory(for: configuration.sdkKey)
             do {
                 let files = try FileByteStore(directory: directory)
-                let visitors = try FileVisitorDataStore(directory: directory, capacity: configuration.visitorStoreCapacity, log: log)
+                let visitors = try visitorStore
+                    ?? FileVisitorDataStore(directory: directory, capacity: configuration.visitorStoreCapacity, log: log)
                 let journal = try FileEventJournal(directory: directory, log: log)
                 self.blobs = files
                 self.visitors = visitors
@@ -114,7 +123,7 @@ struct DefaultStorage {
             }
         }
         blobs = MemoryByteStore()
-        visitors = MemoryVisitorDataStore(capacity: configuration.visitorStoreCapacity)
+        visitors = visitorStore ?? MemoryVisitorDataStore(capacity: configuration.visitorStoreCapacity)
         journal = nil
     }
 }

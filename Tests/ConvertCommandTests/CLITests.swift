@@ -112,7 +112,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         #expect(result.status == 1)
         #expect(result.out.split(separator: "\n").count == 2)
         #expect(result.err.contains("line 2: \"visitorId\" must be a non-empty string"))
-        #expect(result.err.contains("line 3: not valid JSON"))
+        #expect(result.err.contains("line 3, column 1: not valid JSON"))
         #expect(result.err.contains("line 5: \"attributes\" must be an object"))
         #expect(!result.err.contains("line 4"))
     }

@@ -179,10 +179,13 @@ private final class InteractiveProcess {
         let header = lines[0]
         let keys = header.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         #expect(keys.first == "visitor")
-        let experienceKeys = Array(keys.dropFirst())
-        #expect(experienceKeys.count == 4)
+        let experienceKeys = Array(keys.dropFirst().prefix(4))
+        let featureKeys = Array(keys.dropFirst(5))
+        #expect(experienceKeys == ["test-experience-ab-fullstack-1", "test-experience-ab-fullstack-3", "sample_ab_test",
+                                   "test-experience-ab-fullstack-4"])
+        #expect(featureKeys.count == 6, "a column per feature after the experiences: \(keys)")
         let starts = keys.map { key in header.distance(from: header.startIndex, to: header.range(of: key)!.lowerBound) }
-        var bucketed = 0
+        var bucketed = 0, enabledFeatures = 0
         for (line, decision) in zip(lines.dropFirst(), decisions) {
             #expect(!line.hasSuffix(" "))
             // Every cell starts where its header does.
@@ -195,8 +198,14 @@ private final class InteractiveProcess {
                 #expect(cell == expected, "\(key)")
                 if expected != "-" { bucketed += 1 }
             }
+            for (key, cell) in zip(featureKeys, cells.dropFirst(5)) {
+                let enabled = decision["features"]?[key]?["status"]?.stringValue == "enabled"
+                #expect(cell == (enabled ? "on" : "off"), "\(key)")
+                if enabled { enabledFeatures += 1 }
+            }
         }
         #expect(bucketed > 0, "some cells show a variation")
+        #expect(enabledFeatures > 0, "some cells show a feature on")
     }
 
     @Test func inputNamesTheFileAndVisitorsIsADeprecatedAlias() throws {

@@ -50,7 +50,9 @@ private func degradedBaseline() throws -> String {
         let result = try convert(["validate", "--config", path])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "\(path): loads: account 10035569, project 10034190; 4 experiences, 6 features, 1 audience, "
-                + "1 segment, 5 locations, 3 goals, 0 archived experiences; 0 degradations\n")
+                + "1 segment, 5 locations, 3 goals, 0 archived experiences; 0 degradations, 0 problems\n")
+        let strict = try convert(["validate", "--config", path, "--strict"])
+        #expect(strict.status == 0, "a clean config passes --strict: \(strict.out)")
     }
 
     @Test func degradationsAreNamedWithTheirPathAndLineAndColumn() throws {
@@ -60,14 +62,20 @@ private func degradedBaseline() throws -> String {
         let result = try convert(["validate", "--config", file.path])
         #expect(result.status == 0, "a degraded config still loads: \(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3)
+        #expect(lines.count == 4)
         let coerced = try position(of: "\"lots\"", in: text)
         let dropped = try position(of: "\"not-a-variation\"", in: text)
         #expect(lines.contains("\(file.path):\(coerced): experiences[2].variations[1].traffic_allocation: coerced: a string read as NaN"),
                 "\(lines)")
         #expect(lines.contains("\(file.path):\(dropped): experiences[1].variations[0]: dropped: element is not an object (a string)"),
                 "\(lines)")
-        #expect(lines.last?.hasSuffix("; 2 degradations") == true)
+        // The coerced allocation is NaN: the variation can never be shown, which is a problem.
+        #expect(lines.contains { $0.contains(": experiences[2].variations[1]: problem: variation variation_a of experience "
+                                             + "sample_ab_test can never be shown: its traffic_allocation is not a number") },
+                "\(lines)")
+        #expect(lines.last?.hasSuffix("; 2 degradations, 1 problem") == true)
+        let strict = try convert(["validate", "--config", file.path, "--strict"])
+        #expect(strict.status == 1, "--strict fails on a degraded config")
         #expect(lines.last?.contains("4 experiences") == true)
     }
 

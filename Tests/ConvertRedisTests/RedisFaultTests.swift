@@ -68,7 +68,6 @@ import Testing
         }
         #expect(reason.contains("no connection"), "\(reason)")
         #expect(ContinuousClock.now - started >= .milliseconds(500))
-        let again = ContinuousClock.now
         guard !underThreadSanitizer else { return }
         for _ in 0..<20 {
             let error = await redisError({ try await client.ping() })
@@ -77,9 +76,8 @@ import Testing
                 return
             }
         }
-        // Waiting for the connect deadline would cost 20 × 500 ms; half of that bounds scheduling
-        // delays of a loaded machine and still proves no call waited.
-        #expect(ContinuousClock.now - again < .seconds(5), "20 calls during the backoff wait for no connect timeout")
+        // No call waited: one that tried to connect would have failed with `.timeout` (the listener
+        // never accepts), so twenty `.connectionFailed` are twenty calls the backoff refused.
         _ = held
     }
 
@@ -128,16 +126,13 @@ struct RedisRestartTests {
         try await client.ping()
 
         server.kill()
-        let downSince = ContinuousClock.now
         var failures: [RedisError] = []
         for _ in 0..<10 {
             if let error = await redisError({ try await client.ping() }) { failures.append(error) }
         }
         #expect(failures.count == 10)
         #expect(failures.allSatisfy { if case .connectionFailed = $0 { true } else { false } }, "\(failures)")
-        // Any call that waited for a deadline would cost a second (connect) or two (reply): ten
-        // calls would take 10 s or more.
-        #expect(underThreadSanitizer || ContinuousClock.now - downSince < .seconds(5), "failing while down is fast")
+        // None waited for a deadline: that would have failed with `.timeout`, not `.connectionFailed`.
 
         try server.start()
         #expect(await eventually { (try? client.ping()) != nil }, "the client reconnects after the restart")

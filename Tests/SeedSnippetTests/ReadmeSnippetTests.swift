@@ -16,15 +16,56 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         let close = try #require(rest[open.upperBound...].range(of: "```"))
         let snippet = String(rest[open.upperBound..<close.lowerBound])
         let example = try String(contentsOf: packageRoot.appendingPathComponent("Examples/ReadmeSnippet/main.swift"), encoding: .utf8)
-        #expect(snippet == example, "README's snippet and Examples/ReadmeSnippet/main.swift differ")
+        // The example's first lines handle its options; the rest is the snippet.
+        let prologue = try #require(example.range(of: "ExampleOptions.handle()\n"), "the example handles its options first")
+        #expect(String(example[prologue.upperBound...]) == snippet, "README's snippet and Examples/ReadmeSnippet/main.swift differ")
     }
 
-    @Test func theReadmeSnippetRunsAsPastedOffline() throws {
+    @Test func theSampleConfigIsTheQuickstartConfig() throws {
+        let quickstart = try Data(contentsOf: packageRoot.appendingPathComponent("Examples/Quickstart/Resources/cdn-config.json"))
+        #expect(try JSONParser.parse(ConvertSwiftSDK.sampleConfig) == JSONParser.parse(quickstart))
+    }
+
+    @Test func theReadmeSnippetTakesOnlyHelpAndVersion() throws {
+        let version = try runSnippet(["--version"])
+        #expect(version.status == 0)
+        #expect(version.out.hasPrefix("readme-snippet ") && version.out.hasSuffix("\n") && !version.out.contains("show"))
+        let help = try runSnippet(["--help"])
+        #expect(help.status == 0 && help.out.hasPrefix("usage: readme-snippet"))
+        let unknown = try runSnippet(["--frobnicate"])
+        #expect(unknown.status == 2)
+        #expect(unknown.err.hasPrefix("readme-snippet: unknown option --frobnicate"))
+        #expect(unknown.out.isEmpty, "nothing of the snippet runs")
+    }
+
+    private func runSnippet(_ arguments: [String], in directory: URL = FileManager.default.temporaryDirectory) throws
+        -> (status: Int32, out: String, err: String) {
         let binary = try #require(BuiltProducts.executable("ReadmeSnippet") ?? BuiltProducts.executable("readme-snippet"),
                                   "the README example is built with the tests")
         let process = Process()
         process.executableURL = binary
-        process.currentDirectoryURL = packageRoot
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, out, err)
+    }
+
+    @Test func theReadmeSnippetRunsAsPastedOffline() throws {
+        // From a directory outside the package: the snippet needs no file of this repository.
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent("readme-snippet-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let binary = try #require(BuiltProducts.executable("ReadmeSnippet") ?? BuiltProducts.executable("readme-snippet"),
+                                  "the README example is built with the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.currentDirectoryURL = outside
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
@@ -35,6 +76,7 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         #expect(process.terminationStatus == 0, "\(err)")
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("show 100314255") == true, "the visitor is bucketed: \(lines)")
+        #expect(lines.contains { $0.hasPrefix("bucketed visitor-42 → 100314255") }, "the bucketing event arrives: \(lines)")
         #expect(lines.contains("price 100.0"))
         #expect(lines.contains(#"["feature-1", "feature-2"]"#))
         #expect(lines.contains { $0.hasPrefix("environmentMismatch") }, "the explanation names the failing check")

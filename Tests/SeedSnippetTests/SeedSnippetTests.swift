@@ -5,12 +5,25 @@ import ConvertTesting
 import Foundation
 import Testing
 
+/// The seed code starts SDKs with file persistence and no storage directory, which is the
+/// user's data directory: this points that default at a temporary directory first (on Linux
+/// `$XDG_DATA_HOME`, on Apple platforms the home CoreFoundation reports), so tests never write
+/// under the real home.
+private let temporaryDataHome: URL = {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-seed-home-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    setenv("XDG_DATA_HOME", directory.path, 1)
+    setenv("CFFIXED_USER_HOME", directory.path, 1)
+    return directory
+}()
+
 private func loadBakedConfig() -> Data {
     (try? Fixtures.data(.cdnConfigBaseline)) ?? Data()
 }
 
 @Suite struct SeedSnippetTests {
     @Test func theInitializer() async throws {
+        _ = temporaryDataHome
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "YOUR_SDK_KEY"))
         #expect(sdk.configuration.sdkKey == "YOUR_SDK_KEY")
         let configured = ConvertSwiftSDK(configuration: ConvertConfiguration(
