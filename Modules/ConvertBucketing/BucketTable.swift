@@ -1,3 +1,5 @@
+import ConvertHashing
+
 /// The bucket ranges of an experience's arms, computed once and reused for every visitor.
 ///
 /// ```swift
@@ -55,7 +57,7 @@ public struct BucketTable: Sendable, Hashable {
 
     /// The variation for `visitorId` in `experienceId`, hashing as ``BucketValue/of(experienceId:visitorId:seed:)``.
     @inlinable
-    public func variation(experienceId: String, visitorId: String, seed: UInt32 = 9999) -> String? {
+    public func variation(experienceId: String, visitorId: String, seed: UInt32 = MurmurHash3.defaultSeed) -> String? {
         variation(forValue: BucketValue.of(experienceId: experienceId, visitorId: visitorId, seed: seed))
     }
 

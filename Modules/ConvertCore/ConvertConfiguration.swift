@@ -1,3 +1,4 @@
+import ConvertHashing
 import ConvertSupport
 import Foundation
 
@@ -75,7 +76,7 @@ public struct ConvertConfiguration: Sendable, Hashable {
                 apiTrackEndpoint: String = ConvertConfiguration.defaultTrackEndpoint,
                 dataRefreshIntervalMs: Int = 300_000, eventsBatchSize: Int = 10, eventsReleaseIntervalMs: Int = 1000,
                 networkTracking: Bool = true, networkCacheLevel: NetworkCacheLevel = .normal, debugToken: String? = nil,
-                logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = 9999,
+                logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = MurmurHash3.defaultSeed,
                 persistence: Persistence = .file, storageDirectory: URL? = nil, requestTimeoutMs: Int = 10_000,
                 eventQueueCapacity: Int = 100_000, allowsInsecureHTTP: Bool = false) {
         self.sdkKey = sdkKey

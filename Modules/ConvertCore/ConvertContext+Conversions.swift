@@ -45,36 +45,36 @@ extension ConvertContext {
         guard let (installed, snapshot) = begin("trackConversion") else { return .notReady }
         let config = installed.config
         guard let goal = config.goal(key: goalKey) else {
-            core.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
+            runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
             return .unknownGoal
         }
         if let problem = goalData?.lazy.compactMap(\.problem).first {
-            core.log.warn("trackConversion \(goalKey): goal data rejected: \(problem)")
+            runtime.log.warn("trackConversion \(goalKey): goal data rejected: \(problem)")
             return .invalidGoalData(problem)
         }
         if let ruleData, let rules = goal.rules, !rules.matches(ruleData) {
-            core.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
+            runtime.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
             return .rulesNotMatched
         }
         if snapshot.preview != nil {
-            core.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
+            runtime.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
         }
         let goalId = InternedId(goal.id)
         let key = storeKey(installed)
-        var (first, data) = core.ports.visitorStore.update(key) { data in
+        var (first, data) = runtime.ports.visitorStore.update(key) { data in
             (data.insertGoal(goalId), data)
         }
         // With a shared store, another instance may have converted this visitor already: the
         // first to record the goal there sends the conversion (unreachable: this instance decides).
-        if first, let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
+        if first, let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
            await shared.recordGoalOnce(key, goalId: goal.id) == false {
             first = false
         }
         let sendTransaction = goalData.map { !$0.isEmpty } == true && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
-        guard core.isTrackingEnabled(visitorHash) else {
-            core.log.debug("trackConversion \(goalKey): tracking is off")
+        guard runtime.isTrackingEnabled(visitorHash) else {
+            runtime.log.debug("trackConversion \(goalKey): tracking is off")
             return .trackingDisabled
         }
         let bucketing = data.bucketing.isEmpty ? nil : data.bucketing
@@ -83,7 +83,7 @@ extension ConvertContext {
         func send(_ payload: TrackingEvent.Payload) {
             let event = TrackingEvent(accountId: config.accountId, projectId: config.project.id, visitorId: visitorId,
                                       segments: segments, payload: payload)
-            if core.ports.trackingSink.offer(event) {
+            if runtime.ports.trackingSink.offer(event) {
                 count += 1
                 announceTracked(event, to: snapshot.trackingHooks)
             } else {
@@ -92,7 +92,7 @@ extension ConvertContext {
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
-        core.events.fire(.conversion, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        runtime.events.publish(.conversion, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
         return dropped > 0 ? .dropped(eventCount: dropped) : .tracked(eventCount: count)
     }
 }

@@ -32,7 +32,7 @@ extension ConvertContext {
             return
         }
         if isPreviewing {
-            core.log.debug("\(call): previewing, nothing changed")
+            runtime.log.debug("\(call): previewing, nothing changed")
             return
         }
         let reportKeys = Set(VisitorSegments.reportKeys)
@@ -41,7 +41,7 @@ extension ConvertContext {
         let report = VisitorSegments.reportValues(in: properties)
         guard !report.isEmpty else { return }
         guard let (installed, _) = begin(call) else { return }
-        core.ports.visitorStore.update(storeKey(installed)) { data in
+        runtime.ports.visitorStore.update(storeKey(installed)) { data in
             data.storeSegmentValues(report)
         }
     }
@@ -55,7 +55,7 @@ extension ConvertContext {
     public func visitorData() -> VisitorData {
         // `begin` stores the creation segments that waited for the first config, so they show.
         guard let (installed, _) = begin("visitorData") else { return VisitorData() }
-        return core.ports.visitorStore.data(for: storeKey(installed)) ?? VisitorData()
+        return runtime.ports.visitorStore.data(for: storeKey(installed)) ?? VisitorData()
     }
 
     /// The entity of `kind` with this key in the installed config, `nil` before readiness or
@@ -65,20 +65,20 @@ extension ConvertContext {
     /// let goal = context.configEntity(.goal, key: "button-primary-click")   // Goal?
     /// ```
     public func configEntity<Entity>(_ kind: ConfigEntityKind<Entity>, key: String) -> Entity? {
-        core.current(visitorHash)?.config.entity(kind, key: key)
+        runtime.current(visitorHash)?.config.entity(kind, key: key)
     }
 
     /// The entity of `kind` with this id in the installed config, `nil` before readiness or
     /// when there is none. The JavaScript SDK's `getConfigEntityById(id, entityType)`.
     public func configEntity<Entity>(_ kind: ConfigEntityKind<Entity>, id: String) -> Entity? {
-        core.current(visitorHash)?.config.entity(kind, id: id)
+        runtime.current(visitorHash)?.config.entity(kind, id: id)
     }
 
     /// Delivers pending tracking events and writes pending visitor data now, for every visitor
     /// (the queues are the SDK's); the same as ``ConvertSwiftSDK/flush()``. The JavaScript SDK's
     /// `releaseQueues()`.
     public func flush() async {
-        await core.releaseQueues()
+        await runtime.releaseQueues()
     }
 
     /// Like ``flush()``, waiting at most `timeout`; the same as ``ConvertSwiftSDK/flush(timeout:)``.
@@ -86,6 +86,6 @@ extension ConvertContext {
     ///   server (or refused by it and given up), `false` when `timeout` passed first.
     @discardableResult
     public func flush(timeout: Duration) async -> Bool {
-        await core.releaseQueues(timeout: timeout)
+        await runtime.releaseQueues(timeout: timeout)
     }
 }

@@ -50,11 +50,11 @@ extension ConvertContext {
         let hooks = hooksForFailedCall()
         guard !hooks.isEmpty else { return result }
         let context = HookContext(flagKind: kind, key: key, visitorId: visitorId, attributes: visitorAttributes)
-        core.runHooks(hooks, "before") { try $0.before(context) }
+        runtime.runHooks(hooks, "before") { try $0.before(context) }
         let details: EvaluationDetails = kind == .experience ? .variation(result)
             : .feature(FeatureDetail(value: .disabled(key: key, feature: nil), reason: result.reason, errorCode: result.errorCode,
                                      experiences: []))
-        core.finishHooks(hooks, context, details)
+        runtime.finishHooks(hooks, context, details)
         return result
     }
 
@@ -87,7 +87,7 @@ extension ConvertContext {
                                      steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
                                      variationId: nil, variationKey: nil)
             }
-            var decider = Decider(core: core, visitorId: visitorId, visitorHash: visitorHash,
+            var decider = Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash,
                                   creationSegments: creationSegments, installed: installed, snapshot: snapshot)
             return decider.trace(position: position)
         }
@@ -125,12 +125,12 @@ extension ConvertContext {
     /// cannot decide.
     func decider(_ call: String) -> Decider? {
         guard case .ready(let installed, let snapshot) = start(call, recording: true) else { return nil }
-        return Decider(core: core, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
+        return Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
                        installed: installed, snapshot: snapshot)
     }
 
     /// Tells the SDK's hooks about a queued tracking event, outside every lock.
     func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
-        core.announceTracked(event, to: hooks)
+        runtime.announceTracked(event, to: hooks)
     }
 }

@@ -23,7 +23,7 @@ extension ConvertContext {
             return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided).value
         }
         guard let feature = decider.installed.config.feature(key: key) else {
-            core.log.warn("no feature has the key \"\(key)\"")
+            runtime.log.warn("no feature has the key \"\(key)\"")
             return .disabled(key: key, feature: nil)
         }
         return decider.resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
@@ -67,7 +67,7 @@ extension ConvertContext {
     public func explanation(forFeature key: String) -> [DecisionTrace] {
         guard case .ready(let installed, let snapshot) = start("explanation(forFeature:)", recording: false),
               let feature = installed.config.feature(key: key) else { return [] }
-        var decider = Decider(core: core, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
+        var decider = Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
                               installed: installed, snapshot: snapshot)
         return installed.config.carrierIndexes(featureId: feature.id).map { decider.trace(position: $0) }
     }

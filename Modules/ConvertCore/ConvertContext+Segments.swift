@@ -28,7 +28,7 @@ extension ConvertContext {
         var ids: [String] = []
         for key in segmentKeys {
             guard let segment = installed.config.segment(key: key) else {
-                core.log.warn("runCustomSegments: no segment has the key \"\(key)\"")
+                runtime.log.warn("runCustomSegments: no segment has the key \"\(key)\"")
                 continue
             }
             if let ruleData, !(segment.rules?.matches(ruleData) ?? false) { continue }
@@ -62,8 +62,8 @@ extension ConvertContext {
     }
 
     private func storedData() -> VisitorData? {
-        guard let installed = core.current(visitorHash) else { return nil }
-        return core.ports.visitorStore.data(for: storeKey(installed))
+        guard let installed = runtime.current(visitorHash) else { return nil }
+        return runtime.ports.visitorStore.data(for: storeKey(installed))
     }
 
     /// Stores the report values `change` makes of the stored ones over them; announces the
@@ -71,17 +71,17 @@ extension ConvertContext {
     private func updateSegments(call: String, _ change: ([String: JSONValue]) -> [String: JSONValue]) {
         guard let (installed, snapshot) = begin(call) else { return }
         guard snapshot.preview == nil else {
-            core.log.debug("\(call): previewing, nothing stored")
+            runtime.log.debug("\(call): previewing, nothing stored")
             return
         }
         let key = storeKey(installed)
-        let updated: VisitorSegments? = core.ports.visitorStore.update(key) { data in
+        let updated: VisitorSegments? = runtime.ports.visitorStore.update(key) { data in
             let values = change(data.segmentValues)
             guard !values.isEmpty, data.storeSegmentValues(values) else { return nil }
             return data.segments
         }
         if let updated {
-            core.events.fire(.segments, .segments(SegmentsPayload(visitorId: visitorId, segments: updated)))
+            runtime.events.publish(.segments, .segments(SegmentsPayload(visitorId: visitorId, segments: updated)))
         }
     }
 }

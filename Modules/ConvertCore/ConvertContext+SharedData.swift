@@ -12,8 +12,8 @@ extension ConvertContext {
     @discardableResult
     public func loadVisitorData() async -> VisitorLoadResult {
         let result: VisitorLoadResult
-        if let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
-           let installed = core.current(visitorHash), visitorIdProblem == nil {
+        if let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
+           let installed = runtime.current(visitorHash), visitorIdProblem == nil {
             result = await shared.load(storeKey(installed))
             visitorDataLoaded(installed)
         } else {
@@ -27,8 +27,8 @@ extension ConvertContext {
     /// `true` once it has them (or when the store is not shared).
     @discardableResult
     public func saveVisitorData() async -> Bool {
-        guard let shared = core.ports.visitorStore as? any SharedVisitorDataStore,
-              let installed = core.current(visitorHash), visitorIdProblem == nil else { return true }
+        guard let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
+              let installed = runtime.current(visitorHash), visitorIdProblem == nil else { return true }
         return await shared.save(storeKey(installed))
     }
 }
@@ -38,7 +38,7 @@ extension ConvertSwiftSDK {
     /// ``ConvertContext/loadVisitorData()``); with a store that is not shared, the same as
     /// ``createContext(visitorId:attributes:)``.
     public func loadContext(visitorId: String, attributes: [String: JSONValue] = [:]) async -> ConvertContext {
-        let context = ConvertContext(core: core, visitorId: visitorId, attributes: attributes, deferringSegments: true)
+        let context = ConvertContext(runtime: runtime, visitorId: visitorId, attributes: attributes, deferringSegments: true)
         await context.loadVisitorData()
         return context
     }

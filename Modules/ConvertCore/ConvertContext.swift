@@ -12,7 +12,7 @@ import Foundation
 /// Contexts are cheap: create one per request or per screen. All of them share the SDK's
 /// config and visitor store, so decisions stay sticky across contexts for the same visitor.
 public final class ConvertContext: Sendable {
-    let core: SDKCore
+    let runtime: SDKRuntime
     /// The visitor this context decides for.
     public let visitorId: String
     /// What the context's calls change, behind a lock of its own.
@@ -30,8 +30,8 @@ public final class ConvertContext: Sendable {
         var prefetched: (namespaceHash: UInt64, data: VisitorData)?
         var hooks: [any EvaluationHook] = []
         /// The SDK's decision state as this context last read it, and the change number it is
-        /// at least as new as: calls reuse it while `SDKCore.changes` stays there.
-        var decision: SDKCore.DecisionState?
+        /// at least as new as: calls reuse it while `SDKRuntime.changes` stays there.
+        var decision: SDKRuntime.DecisionState?
         var generation: UInt64 = 0
         /// Non-report keys given to ``updateVisitorProperties(_:)``, under the attributes.
         var visitorProperties: [String: JSONValue] = [:]
@@ -56,8 +56,8 @@ public final class ConvertContext: Sendable {
     /// - Parameter deferringSegments: store the creation segments at the first call rather than
     ///   now (a context whose visitor is loaded from a shared store first, so they go over what
     ///   was loaded).
-    init(core: SDKCore, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
-        self.core = core
+    init(runtime: SDKRuntime, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
+        self.runtime = runtime
         self.visitorId = visitorId
         var state = State(attributes: attributes)
         visitorHash = KeyHash.hash64(visitorId)
@@ -68,7 +68,7 @@ public final class ConvertContext: Sendable {
         } else {
             visitorIdProblem = nil
         }
-        if let visitorIdProblem { core.log.warn("context not usable: \(visitorIdProblem)") }
+        if let visitorIdProblem { runtime.log.warn("context not usable: \(visitorIdProblem)") }
         if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
             state.preview = PreviewTarget(parsing: raw)
         }
@@ -76,7 +76,7 @@ public final class ConvertContext: Sendable {
         creationSegments = segments.isEmpty || state.preview != nil || visitorIdProblem != nil ? nil : segments
         var installed: InstalledConfig?
         if creationSegments != nil && !deferringSegments {
-            let (generation, decision) = core.decisionSnapshot(visitorHash)
+            let (generation, decision) = runtime.decisionSnapshot(visitorHash)
             state.decision = decision
             state.generation = generation
             installed = decision.installed
@@ -85,18 +85,18 @@ public final class ConvertContext: Sendable {
         if let installed, let creationSegments {
             state.creationSegmentsStored = true
             state.prefetched = (installed.namespaceHash,
-                                Self.store(creationSegments, core, installed.visitorKey(visitorId, visitorHash: visitorHash)))
+                                Self.store(creationSegments, runtime, installed.visitorKey(visitorId, visitorHash: visitorHash)))
         }
         self.state = Locked(state)
     }
 
     /// Stores `segments` as the visitor's; returns the visitor's data after.
     private func store(_ segments: [String: JSONValue], _ installed: InstalledConfig) -> VisitorData {
-        Self.store(segments, core, storeKey(installed))
+        Self.store(segments, runtime, storeKey(installed))
     }
 
-    private static func store(_ segments: [String: JSONValue], _ core: SDKCore, _ key: VisitorKey) -> VisitorData {
-        core.ports.visitorStore.update(key) { data -> VisitorData in
+    private static func store(_ segments: [String: JSONValue], _ runtime: SDKRuntime, _ key: VisitorKey) -> VisitorData {
+        runtime.ports.visitorStore.update(key) { data -> VisitorData in
             data.storeSegmentValues(segments)
             return data
         }
@@ -143,7 +143,7 @@ public final class ConvertContext: Sendable {
     @discardableResult
     public func setPreview(_ value: String) -> Bool {
         guard let target = PreviewTarget(parsing: value) else {
-            core.log.warn("convert_preview value \"\(value)\" is not {experienceId}.{variationId}")
+            runtime.log.warn("convert_preview value \"\(value)\" is not {experienceId}.{variationId}")
             return false
         }
         state.withValue { $0.preview = target }
@@ -219,7 +219,7 @@ public final class ConvertContext: Sendable {
 
     /// The hooks of a call that could not start (not ready, unusable visitor id).
     func hooksForFailedCall() -> [any EvaluationHook] {
-        core.decisionInputs(visitorHash).hooks + state.withValue { $0.hooks }
+        runtime.decisionInputs(visitorHash).hooks + state.withValue { $0.hooks }
     }
 
     /// How a call starts: ready to decide, or refused with the reason.
@@ -244,17 +244,17 @@ public final class ConvertContext: Sendable {
     /// taken), and takes the call's snapshot. `recording: false` (explanations) stores nothing.
     func start(_ call: String, recording: Bool) -> CallStart {
         if let visitorIdProblem {
-            core.log.warn("\(call): \(visitorIdProblem); degraded result")
+            runtime.log.warn("\(call): \(visitorIdProblem); degraded result")
             return .refused(.invalidVisitorId)
         }
-        let generation = core.changes.value
-        let core = self.core, hash = visitorHash, deferred = creationSegmentsDeferred
-        let (decision, taken, storeSegments) = state.withValue { state -> (SDKCore.DecisionState, Snapshot?, Bool) in
-            let decision: SDKCore.DecisionState
+        let generation = runtime.changes.value
+        let runtime = self.runtime, hash = visitorHash, deferred = creationSegmentsDeferred
+        let (decision, taken, storeSegments) = state.withValue { state -> (SDKRuntime.DecisionState, Snapshot?, Bool) in
+            let decision: SDKRuntime.DecisionState
             if let known = state.decision, state.generation == generation {
                 decision = known
             } else {
-                decision = core.decisionState.read(hash) { $0 }
+                decision = runtime.decisionState.read(hash) { $0 }
                 state.decision = decision
                 state.generation = generation
             }
@@ -264,13 +264,13 @@ public final class ConvertContext: Sendable {
             return (decision, Self.takeSnapshot(&state), storeSegments)
         }
         guard let installed = decision.installed, var snapshot = taken else {
-            core.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
+            runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return .refused(.notReady)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
         snapshot.overrides = decision.overrides
         snapshot.listening = decision.listening
-        snapshot.trackingEnabled = core.configuration.networkTracking && decision.trackingEnabled
+        snapshot.trackingEnabled = runtime.configuration.networkTracking && decision.trackingEnabled
         if !decision.hooks.isEmpty {
             snapshot.hooks = decision.hooks + snapshot.hooks
             snapshot.trackingHooks = decision.hooks

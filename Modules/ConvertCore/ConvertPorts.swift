@@ -22,8 +22,13 @@ public struct ConvertPorts: Sendable {
     public var trackingSink: any TrackingSink
     /// Where log lines go.
     public var logSink: any LogSink
-    /// The current time.
-    public var clock: TimeSource
+    /// Never read: the SDK's own timeouts run on ``sleepClock``.
+    @available(*, deprecated, message: "never read: the SDK's timeouts run on sleepClock")
+    public var clock: TimeSource {
+        get { wallClock }
+        set { wallClock = newValue }
+    }
+    private var wallClock: TimeSource = .system
     /// Monotonic time for the SDK's own timeouts (``ConvertSwiftSDK/ready(timeout:)``).
     public var sleepClock: any SleepClock
     /// New auto visitor ids.
@@ -33,7 +38,7 @@ public struct ConvertPorts: Sendable {
 
     /// Collects the ports; only the stores, the config source and the sink are required.
     public init(configSource: any ConfigSource, visitorStore: any VisitorDataStore, visitorIdStore: any VisitorIdStore,
-                trackingSink: any TrackingSink, logSink: any LogSink = SilentLogSink(), clock: TimeSource = .system,
+                trackingSink: any TrackingSink, logSink: any LogSink = SilentLogSink(),
                 identifiers: IdentifierSource = .uuid, events: SystemEventHub = SystemEventHub(),
                 sleepClock: any SleepClock = .continuous) {
         self.configSource = configSource
@@ -41,9 +46,20 @@ public struct ConvertPorts: Sendable {
         self.visitorIdStore = visitorIdStore
         self.trackingSink = trackingSink
         self.logSink = logSink
-        self.clock = clock
         self.sleepClock = sleepClock
         self.identifiers = identifiers
         self.events = events
+    }
+
+    /// The earlier form, with a wall clock the SDK never read.
+    @available(*, deprecated, message: "drop clock: the SDK's timeouts run on sleepClock")
+    public init(configSource: any ConfigSource, visitorStore: any VisitorDataStore, visitorIdStore: any VisitorIdStore,
+                trackingSink: any TrackingSink, logSink: any LogSink = SilentLogSink(), clock: TimeSource,
+                identifiers: IdentifierSource = .uuid, events: SystemEventHub = SystemEventHub(),
+                sleepClock: any SleepClock = .continuous) {
+        self.init(configSource: configSource, visitorStore: visitorStore, visitorIdStore: visitorIdStore,
+                  trackingSink: trackingSink, logSink: logSink, identifiers: identifiers, events: events,
+                  sleepClock: sleepClock)
+        wallClock = clock
     }
 }

@@ -9,12 +9,12 @@ extension ConvertSwiftSDK {
     /// let variation = sdk.configEntity(.variation, id: "100299457")   // Variation?, from any experience
     /// ```
     public func configEntity<Entity>(_ kind: ConfigEntityKind<Entity>, key: String) -> Entity? {
-        core.current?.config.entity(kind, key: key)
+        runtime.current?.config.entity(kind, key: key)
     }
 
     /// The entity of `kind` with this id in the installed config, `nil` before readiness or
     /// when there is none. The JavaScript SDK's `getConfigEntityById(id, entityType)`.
     public func configEntity<Entity>(_ kind: ConfigEntityKind<Entity>, id: String) -> Entity? {
-        core.current?.config.entity(kind, id: id)
+        runtime.current?.config.entity(kind, id: id)
     }
 }

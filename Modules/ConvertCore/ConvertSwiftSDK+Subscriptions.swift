@@ -15,7 +15,7 @@ extension ConvertSwiftSDK {
     public func subscribe<Payload>(to event: TypedSystemEvent<Payload>, delivery: EventDelivery = .background,
                                    callback: @escaping @Sendable (Payload) -> Void) -> EventListenerToken {
         let read = event.payload
-        return core.events.on(event.event, delivery: delivery) { value in
+        return runtime.events.subscribe(to: event.event, delivery: delivery) { value in
             if let payload = read(value) { callback(payload) }
         }
     }
@@ -23,7 +23,7 @@ extension ConvertSwiftSDK {
     /// Cancels a subscription made with ``subscribe(to:delivery:callback:)`` or
     /// ``on(_:delivery:callback:)``; an unknown or cancelled token is ignored.
     public func unsubscribe(_ token: EventListenerToken) {
-        core.events.off(token)
+        runtime.events.unsubscribe(token)
     }
 
     /// One event's payloads as an asynchronous sequence (see ``events(of:bufferingNewest:)``).
@@ -32,13 +32,13 @@ extension ConvertSwiftSDK {
     /// for await conversion in sdk.events(.conversion) { print(conversion.visitorId, conversion.goalKey) }
     /// ```
     public func events<Payload>(_ event: TypedSystemEvent<Payload>, bufferingNewest limit: Int = 1024) -> AsyncStream<Payload> {
-        let hub = core.events
+        let hub = runtime.events
         let read = event.payload
         return AsyncStream(bufferingPolicy: .bufferingNewest(max(1, limit))) { continuation in
-            let token = hub.on(event.event) { value in
+            let token = hub.subscribe(to: event.event) { value in
                 if let payload = read(value) { continuation.yield(payload) }
             }
-            continuation.onTermination = { _ in hub.off(token) }
+            continuation.onTermination = { _ in hub.unsubscribe(token) }
         }
     }
 }

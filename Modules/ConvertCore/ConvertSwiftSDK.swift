@@ -17,44 +17,44 @@ import Foundation
 /// let variation = context.variation(forExperience: "checkout-test")
 /// ```
 public final class ConvertSwiftSDK: Sendable {
-    let core: SDKCore
+    let runtime: SDKRuntime
     private let loader: Task<Void, Never>
 
     /// Starts an SDK on the given ports; nothing here imports a concrete adapter.
     public init(configuration: ConvertConfiguration, ports: ConvertPorts) {
-        let core = SDKCore(configuration: configuration, ports: ports)
+        let runtime = SDKRuntime(configuration: configuration, ports: ports)
         let launched = DecisionOverrides.fromLaunch()
         if !launched.isEmpty {
-            core.setOverrides(launched)
-            core.log.warn("QA overrides from \(DecisionOverrides.environmentVariable) or \(DecisionOverrides.launchArgument): "
+            runtime.setOverrides(launched)
+            runtime.log.warn("QA overrides from \(DecisionOverrides.environmentVariable) or \(DecisionOverrides.launchArgument): "
                           + "\(launched.all.variations.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
         }
-        self.core = core
-        loader = Task.detached { await core.runConfigSource() }
+        self.runtime = runtime
+        loader = Task.detached { await runtime.runConfigSource() }
     }
 
     deinit {
         loader.cancel()
         // Contexts may outlive the SDK; their later tracking events are refused, not queued
         // behind a loop nobody will run.
-        core.ports.trackingSink.stop()
+        runtime.ports.trackingSink.stop()
     }
 
     /// The configuration the SDK was started with.
-    public var configuration: ConvertConfiguration { core.configuration }
+    public var configuration: ConvertConfiguration { runtime.configuration }
 
     /// The installed config, `nil` before readiness.
-    public var config: ProjectConfig? { core.current?.config }
+    public var config: ProjectConfig? { runtime.current?.config }
 
     /// The environment decisions run in.
-    public var environment: String? { core.current?.environment }
+    public var environment: String? { runtime.current?.environment }
 
     /// Returns once the first config is installed; later calls return at once.
     ///
     /// - Throws: ``ConvertError/invalidConfiguration(_:)`` when no config can ever come (an empty
     ///   SDK key, empty or invalid direct data). Network failures do not throw.
     public func ready() async throws {
-        try await core.readiness.wait()
+        try await runtime.readiness.wait()
     }
 
     /// Like ``ready()``, but gives up after `timeout` with ``ConvertError/readyTimedOut(milliseconds:)``.
@@ -63,8 +63,8 @@ public final class ConvertSwiftSDK: Sendable {
     /// request and its status or network error) is logged as an error and kept in
     /// ``lastConfigFailure``.
     public func ready(timeout: Duration) async throws {
-        let gate = core.readiness
-        let clock = core.ports.sleepClock
+        let gate = runtime.readiness
+        let clock = runtime.ports.sleepClock
         let (scaled, overflow) = timeout.components.seconds.multipliedReportingOverflow(by: 1000)
         let milliseconds = overflow ? Int.max : Int(scaled) + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -78,7 +78,7 @@ public final class ConvertSwiftSDK: Sendable {
                 try await group.next()
             } catch ConvertError.readyTimedOut(let milliseconds) {
                 let cause = lastConfigFailure.map { ": \($0)" } ?? ""
-                core.log.error("not ready within \(milliseconds) ms\(cause)")
+                runtime.log.error("not ready within \(milliseconds) ms\(cause)")
                 throw ConvertError.readyTimedOut(milliseconds: milliseconds)
             }
         }
@@ -87,11 +87,11 @@ public final class ConvertSwiftSDK: Sendable {
     /// Why the latest attempt to get a config failed (the request and its HTTP status or
     /// network error), `nil` when it succeeded or nothing has failed. The cause behind a
     /// ``ConvertError/readyTimedOut(milliseconds:)``.
-    public var lastConfigFailure: String? { core.ports.configSource.lastFailure }
+    public var lastConfigFailure: String? { runtime.ports.configSource.lastFailure }
 
     /// Calls `completion` on the main actor once ready, or with the configuration error.
     public func ready(_ completion: @escaping @MainActor @Sendable (Result<Void, ConvertError>) -> Void) {
-        let gate = core.readiness
+        let gate = runtime.readiness
         Task { @MainActor in
             completion(await Self.result(of: gate))
         }
@@ -100,7 +100,7 @@ public final class ConvertSwiftSDK: Sendable {
     /// Calls `completion` on `queue` once ready, or with the configuration error; for processes
     /// whose main thread is busy.
     public func ready(on queue: DispatchQueue, _ completion: @escaping @Sendable (Result<Void, ConvertError>) -> Void) {
-        let gate = core.readiness
+        let gate = runtime.readiness
         Task.detached {
             let result = await Self.result(of: gate)
             queue.async { completion(result) }
@@ -124,7 +124,7 @@ public final class ConvertSwiftSDK: Sendable {
     @discardableResult
     public func on(_ event: SystemEvent, delivery: EventDelivery = .background,
                    callback: @escaping @Sendable (EventPayloadValue) -> Void) async -> EventListenerToken {
-        core.events.on(event, delivery: delivery, callback: callback)
+        runtime.events.subscribe(to: event, delivery: delivery, callback: callback)
     }
 
     /// System events as an asynchronous sequence, typed by their payload; the subscription ends
@@ -138,11 +138,11 @@ public final class ConvertSwiftSDK: Sendable {
     /// ```
     public func events(of kinds: [SystemEvent] = SystemEvent.allCases,
                        bufferingNewest limit: Int = 1024) -> AsyncStream<EventPayloadValue> {
-        let hub = core.events
+        let hub = runtime.events
         return AsyncStream(bufferingPolicy: .bufferingNewest(max(1, limit))) { continuation in
-            let tokens = Set(kinds).map { kind in hub.on(kind) { payload in continuation.yield(payload) } }
+            let tokens = Set(kinds).map { kind in hub.subscribe(to: kind) { payload in continuation.yield(payload) } }
             continuation.onTermination = { _ in
-                for token in tokens { hub.off(token) }
+                for token in tokens { hub.unsubscribe(token) }
             }
         }
     }
@@ -153,44 +153,44 @@ public final class ConvertSwiftSDK: Sendable {
     /// Cancels a subscription made with ``on(_:delivery:callback:)`` (``unsubscribe(_:)`` is the
     /// same without `await`).
     public func off(_ token: EventListenerToken) async {
-        core.events.off(token)
+        runtime.events.unsubscribe(token)
     }
 
     /// Switches tracking on or off at runtime; events suppressed while off are not replayed.
     /// Adds a hook run around every evaluation of every context, and on every tracking event
     /// (see ``EvaluationHook``).
     public func addHook(_ hook: any EvaluationHook) {
-        core.addHook(hook)
+        runtime.addHook(hook)
     }
 
     /// The forced decisions in effect (see ``DecisionOverrides``).
-    public var overrides: DecisionOverrides { core.currentOverrides }
+    public var overrides: DecisionOverrides { runtime.currentOverrides }
 
     /// Replaces the forced decisions; contexts see them from their next call. Forced decisions
     /// are never tracked or stored.
     public func setOverrides(_ overrides: DecisionOverrides) {
-        core.setOverrides(overrides)
+        runtime.setOverrides(overrides)
     }
 
     public func setTrackingEnabled(_ enabled: Bool) async {
-        core.setTrackingEnabled(enabled)
-        core.log.info("tracking \(enabled ? "enabled" : "disabled")")
+        runtime.setTrackingEnabled(enabled)
+        runtime.log.info("tracking \(enabled ? "enabled" : "disabled")")
     }
 
     /// Whether tracking events are sent (the static `networkTracking` and the runtime switch).
     public func isTrackingEnabled() async -> Bool {
-        core.isTrackingEnabled
+        runtime.isTrackingEnabled
     }
 
     /// What tracking has done so far: enqueued, sent, retried, dropped, pending.
-    public var trackingCounters: TrackingCounters { core.ports.trackingSink.counters }
+    public var trackingCounters: TrackingCounters { runtime.ports.trackingSink.counters }
 
     /// Delivers pending tracking events and writes pending visitor data now. Returns once the
     /// events enqueued before the call are settled, or after the tracking sink's own deadline
     /// (twice the request timeout for the default queue); see ``flush(timeout:)``. The JavaScript
     /// SDK's `releaseQueues()`; contexts have it too (``ConvertContext/flush()``).
     public func flush() async {
-        await core.releaseQueues()
+        await runtime.releaseQueues()
     }
 
     /// Delivers pending tracking events and writes pending visitor data; returns `true` once
@@ -199,7 +199,7 @@ public final class ConvertSwiftSDK: Sendable {
     /// keeps going and its outcome is still recorded.
     @discardableResult
     public func flush(timeout: Duration) async -> Bool {
-        await core.releaseQueues(timeout: timeout)
+        await runtime.releaseQueues(timeout: timeout)
     }
 
     /// Shuts the SDK down for a process exit: stops taking tracking events, delivers what is
@@ -214,33 +214,33 @@ public final class ConvertSwiftSDK: Sendable {
     @discardableResult
     public func shutdown(timeout: Duration) async -> TrackingShutdown {
         loader.cancel()
-        let report = await core.ports.trackingSink.shutdown(timeout: timeout)
-        await core.writeVisitorData()
-        core.log.info("shut down: \(report)")
+        let report = await runtime.ports.trackingSink.shutdown(timeout: timeout)
+        await runtime.writeVisitorData()
+        runtime.log.info("shut down: \(report)")
         return report
     }
 
     /// A context for the auto-generated visitor id, created once and persisted.
     public func createContext() -> ConvertContext {
-        ConvertContext(core: core, visitorId: core.autoGeneratedVisitorId(), attributes: [:])
+        ConvertContext(runtime: runtime, visitorId: runtime.autoGeneratedVisitorId(), attributes: [:])
     }
 
     /// A context for `visitorId`.
     public func createContext(visitorId: String) -> ConvertContext {
-        ConvertContext(core: core, visitorId: visitorId, attributes: [:])
+        ConvertContext(runtime: runtime, visitorId: visitorId, attributes: [:])
     }
 
     /// A context for `visitorId` with its attributes (audience data).
     public func createContext(visitorId: String, attributes: [String: JSONValue]) -> ConvertContext {
-        ConvertContext(core: core, visitorId: visitorId, attributes: attributes)
+        ConvertContext(runtime: runtime, visitorId: visitorId, attributes: attributes)
     }
 }
 
 extension ConvertSwiftSDK: CustomReflectable {
     /// What `dump` shows: the configuration, redacted, and whether a config is installed —
-    /// never the ports or the core behind them.
+    /// never the ports or the runtime behind them.
     public var customMirror: Mirror {
-        Mirror(self, children: ["configuration": core.configuration, "isReady": core.current != nil],
+        Mirror(self, children: ["configuration": runtime.configuration, "isReady": runtime.current != nil],
                displayStyle: .class)
     }
 }

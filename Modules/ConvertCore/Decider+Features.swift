@@ -10,16 +10,16 @@ extension Decider {
         let hooks = snapshot.hooks
         let context = hooks.isEmpty ? nil : HookContext(flagKind: .feature, key: key, visitorId: visitorId,
                                                         attributes: snapshot.attributes)
-        if let context { core.runHooks(hooks, "before") { try $0.before(context) } }
+        if let context { runtime.runHooks(hooks, "before") { try $0.before(context) } }
         let result = resolveDetail(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
-        if let context { core.finishHooks(hooks, context, .feature(result)) }
+        if let context { runtime.finishHooks(hooks, context, .feature(result)) }
         return result
     }
 
     private mutating func resolveDetail(_ key: String, typeCasting: Bool, enableTracking: Bool,
                                         decided: inout DecidedCarriers) -> FeatureDetail {
         guard let feature = installed.config.feature(key: key) else {
-            core.log.warn("no feature has the key \"\(key)\"")
+            runtime.log.warn("no feature has the key \"\(key)\"")
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
                                  experiences: [])
         }

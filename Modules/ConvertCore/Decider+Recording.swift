@@ -23,10 +23,10 @@ extension Decider {
     func record(_ decision: ExperienceDecision, _ position: Int, _ input: DecisionInput,
                 enableTracking: Bool) -> RecordedDecision {
         let plan = installed.plans[position]
-        let events = core.events
+        let events = runtime.events
         let listening = snapshot.listening
         if decision.matchedAudiences != 0 {
-            events.fire(.audiences, listening: listening, .audiences(AudiencesPayload(
+            events.publish(.audiences, listening: listening, .audiences(AudiencesPayload(
                 visitorId: visitorId,
                 audienceIds: Self.positions(decision.matchedAudiences, in: plan.audienceIndexes)
                     .map { installed.config.audiences[$0].id })))
@@ -38,7 +38,7 @@ extension Decider {
             return RecordedDecision(variation: decision.variation)
         }
 
-        let recorded = core.ports.visitorStore.update(input.key) { data -> RecordedDecision in
+        let recorded = runtime.ports.visitorStore.update(input.key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
             var outcome = RecordedDecision(variation: decision.variation)
@@ -69,10 +69,10 @@ extension Decider {
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
                     payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id))
-                core.ports.trackingSink.enqueue(event)
-                core.announceTracked(event, to: snapshot.trackingHooks)
+                runtime.ports.trackingSink.enqueue(event)
+                runtime.announceTracked(event, to: snapshot.trackingHooks)
             }
-            events.fire(.bucketing, listening: listening, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
+            events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
                                                     experienceKey: plan.key, variationId: variation.id,
                                                     variationKey: variation.key)))
         }
@@ -99,12 +99,12 @@ extension Decider {
         let locations = installed.config.locations
         func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
         for index in Self.positions(recorded.activated, in: plan.locationIndexes) {
-            core.events.fire(.locationActivated, listening: listening, .locationActivated(LocationActivatedPayload(
+            runtime.events.publish(.locationActivated, listening: listening, .locationActivated(LocationActivatedPayload(
                 visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
                 properties: input.locationProperties.mapValues(\.javaScriptString))))
         }
         for index in Self.positions(recorded.deactivated, in: plan.locationIndexes) {
-            core.events.fire(.locationDeactivated, listening: listening, .locationDeactivated(LocationDeactivatedPayload(
+            runtime.events.publish(.locationDeactivated, listening: listening, .locationDeactivated(LocationDeactivatedPayload(
                 visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index))))
         }
     }

@@ -10,7 +10,7 @@ import ConvertSupport
 /// visitor id was checked and the SDK's decision state read — so a decider is never shared
 /// between threads; the only lock it takes is the visitor's store shard, when something changed.
 struct Decider {
-    let core: SDKCore
+    let runtime: SDKRuntime
     let visitorId: String
     let visitorHash: UInt64
     /// The context's creation report keys (see ``ConvertContext/creationSegments``).
@@ -28,22 +28,22 @@ struct Decider {
         let hooks = snapshot.hooks
         let context = hooks.isEmpty ? nil : HookContext(flagKind: .experience, key: key, visitorId: visitorId,
                                                         attributes: snapshot.attributes)
-        if let context { core.runHooks(hooks, "before") { try $0.before(context) } }
+        if let context { runtime.runHooks(hooks, "before") { try $0.before(context) } }
         let result: VariationDetail
         if let position = installed.experiencePosition(key: key) {
             result = detail(position: position, enableTracking: enableTracking)
         } else {
-            core.log.warn("no experience has the key \"\(key)\"")
+            runtime.log.warn("no experience has the key \"\(key)\"")
             result = VariationDetail(experienceKey: key, value: nil, reason: .error, decisionReason: .experienceNotFound,
                                      errorCode: .flagNotFound, gate: nil)
         }
-        if let context { core.finishHooks(hooks, context, .variation(result)) }
+        if let context { runtime.finishHooks(hooks, context, .variation(result)) }
         return result
     }
 
     mutating func decide(key: String, enableTracking: Bool) -> BucketedVariation? {
         guard let position = installed.experiencePosition(key: key) else {
-            core.log.warn("no experience has the key \"\(key)\"")
+            runtime.log.warn("no experience has the key \"\(key)\"")
             return nil
         }
         return decide(position: position, enableTracking: enableTracking)
@@ -83,7 +83,7 @@ struct Decider {
         let input = input()
         let decision = DecisionEngine.decide(position, input, tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
-            core.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
+            runtime.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
         var variation = decision.variation
         if snapshot.preview == nil {
@@ -126,14 +126,14 @@ struct Decider {
         if let known = snapshot.stored, snapshot.storedNamespace == installed.namespaceHash {
             stored = known
         } else {
-            stored = core.ports.visitorStore.data(for: key) ?? VisitorData()
+            stored = runtime.ports.visitorStore.data(for: key) ?? VisitorData()
             snapshot.stored = stored
             snapshot.storedNamespace = installed.namespaceHash
         }
         return DecisionInput(installed: installed, visitorId: visitorId, key: key,
                              stored: stored,
                              attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
-                             creationSegments: creationSegments, hashSeed: core.configuration.hashSeed)
+                             creationSegments: creationSegments, hashSeed: runtime.configuration.hashSeed)
     }
 
     /// The variation a QA override forces for this visitor, when it names one of the experience's.
@@ -142,7 +142,7 @@ struct Decider {
         if let variation = plan.variationModels.first(where: { $0.key == wanted }) ?? plan.variationModels.first(where: { $0.id == wanted }) {
             return variation
         }
-        core.log.warn("override for experience \(plan.key): no variation has the key or id \"\(wanted)\"; ignored")
+        runtime.log.warn("override for experience \(plan.key): no variation has the key or id \"\(wanted)\"; ignored")
         return nil
     }
 

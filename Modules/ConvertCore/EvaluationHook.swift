@@ -113,7 +113,7 @@ public struct LoggingHook: EvaluationHook {
     }
 }
 
-extension SDKCore {
+extension SDKRuntime {
     /// Runs `body` on each hook; a throw is logged, at most once per 10 s, and goes no further.
     func runHooks(_ hooks: [any EvaluationHook], _ stage: String, _ body: (any EvaluationHook) throws -> Void) {
         for hook in hooks {

@@ -43,8 +43,8 @@ public final class SystemEventHub: Sendable {
 
     /// Subscribes `callback` to `event`.
     @discardableResult
-    public func on(_ event: SystemEvent, delivery: EventDelivery = .background,
-                   callback: @escaping @Sendable (EventPayloadValue) -> Void) -> EventListenerToken {
+    public func subscribe(to event: SystemEvent, delivery: EventDelivery = .background,
+                          callback: @escaping @Sendable (EventPayloadValue) -> Void) -> EventListenerToken {
         let token = EventListenerToken(id: UUID())
         let listener = Listener(event: event, delivery: delivery, callback: callback)
         state.withValue { state in
@@ -59,8 +59,20 @@ public final class SystemEventHub: Sendable {
         return token
     }
 
+    /// The earlier name of ``subscribe(to:delivery:callback:)``.
+    @available(*, deprecated, renamed: "subscribe(to:delivery:callback:)")
+    @discardableResult
+    public func on(_ event: SystemEvent, delivery: EventDelivery = .background,
+                   callback: @escaping @Sendable (EventPayloadValue) -> Void) -> EventListenerToken {
+        subscribe(to: event, delivery: delivery, callback: callback)
+    }
+
+    /// The earlier name of ``unsubscribe(_:)``.
+    @available(*, deprecated, renamed: "unsubscribe(_:)")
+    public func off(_ token: EventListenerToken) { unsubscribe(token) }
+
     /// Cancels the subscription `token` names; unknown or already cancelled tokens are ignored.
-    public func off(_ token: EventListenerToken) {
+    public func unsubscribe(_ token: EventListenerToken) {
         let listener: Listener? = state.withValue { state in
             guard let listener = state.listeners.removeValue(forKey: token) else { return nil }
             state.counts[listener.event.index] -= 1
@@ -93,7 +105,7 @@ public final class SystemEventHub: Sendable {
 
     /// Calls `observer` with the mask of events that have listeners (bit `event.index`), now and
     /// after every change, with the hub's lock held: a decision path keeps its own copy and
-    /// fires through ``fire(_:listening:_:)`` without reading the hub's stripes.
+    /// fires through ``publish(_:listening:_:)`` without reading the hub's stripes.
     package func observeListening(_ observer: @escaping @Sendable (UInt32) -> Void) {
         state.withValue { state in
             state.observers.append(observer)
@@ -103,14 +115,14 @@ public final class SystemEventHub: Sendable {
 
     /// Announces `event` when `listening` (a mask ``observeListening(_:)`` gave) has its bit.
     @inline(__always)
-    package func fire(_ event: SystemEvent, listening: UInt32, _ payload: @autoclosure () -> EventPayloadValue) {
+    package func publish(_ event: SystemEvent, listening: UInt32, _ payload: @autoclosure () -> EventPayloadValue) {
         guard listening & (1 << UInt32(event.index)) != 0 else { return }
         bus.publish(SystemEventEnvelope(payload: payload()))
     }
 
     /// Announces `event`; the payload is built only when someone listens. Only the SDK's
     /// modules fire.
-    package func fire(_ event: SystemEvent, _ payload: @autoclosure () -> EventPayloadValue) {
+    package func publish(_ event: SystemEvent, _ payload: @autoclosure () -> EventPayloadValue) {
         guard hasListeners(event) else { return }
         bus.publish(SystemEventEnvelope(payload: payload()))
     }
@@ -119,7 +131,7 @@ public final class SystemEventHub: Sendable {
     /// `api.queue.released` here (`TrackingQueue(…, released: hub.queueReleased)` in a build
     /// composed by hand).
     public var queueReleased: @Sendable (Int) -> Void {
-        { [self] count in fire(.apiQueueReleased, .apiQueueReleased(ApiQueueReleasedPayload(eventCount: count))) }
+        { [self] count in publish(.apiQueueReleased, .apiQueueReleased(ApiQueueReleasedPayload(eventCount: count))) }
     }
 }
 

@@ -114,13 +114,13 @@ extension RuleLeaf {
         case .equals, .equalsNumber, .matches:
             guard let target = s.lowered else { break }
             switch visitor {
-            case .string(let text): return Text.lowercasedEquals(text, target) != s.negated
-            case .number, .bool, .null: return Text.lowercasedEquals(visitor.javaScriptString, target) != s.negated
+            case .string(let text): return JavaScriptText.lowercasedEquals(text, target) != s.negated
+            case .number, .bool, .null: return JavaScriptText.lowercasedEquals(visitor.javaScriptString, target) != s.negated
             case .array, .object: break
             }
         case .less, .lessEqual:
             guard let target = s.ordered else { break }
-            guard let order = Text.order(PreparedValue.Comparable(visitor), target) else { return false }
+            guard let order = PreparedValue.Comparable.order(PreparedValue.Comparable(visitor), target) else { return false }
             return (matchType == .less ? order < 0 : order <= 0) != s.negated
         default:
             break
@@ -167,16 +167,16 @@ extension RuleLeaf {
         case .contains:
             guard case .lowered(let t) = prepared else { return unsuited }
             if JavaScriptText.isBlank(t) { return verdict(true) }
-            return verdict(Text.contains(JavaScriptText.lowercased(visitor.javaScriptString), t))
+            return verdict(JavaScriptText.contains(JavaScriptText.lowercased(visitor.javaScriptString), t))
         case .startsWith:
             guard case .lowered(let t) = prepared else { return unsuited }
             return verdict(JavaScriptText.lowercased(visitor.javaScriptString).utf8.starts(with: t.utf8))
         case .endsWith:
             guard case .lowered(let t) = prepared else { return unsuited }
-            return verdict(Text.hasSuffix(JavaScriptText.lowercased(visitor.javaScriptString), t))
+            return verdict(JavaScriptText.hasSuffix(JavaScriptText.lowercased(visitor.javaScriptString), t))
         case .less, .lessEqual:
             guard case .ordered(let t) = prepared else { return unsuited }
-            guard let order = Text.order(PreparedValue.Comparable(visitor), t) else { return .incomparable }
+            guard let order = PreparedValue.Comparable.order(PreparedValue.Comparable(visitor), t) else { return .incomparable }
             return verdict(matchType == .less ? order < 0 : order <= 0)
         case .exists:
             return verdict(Self.isPresent(visitor))
@@ -200,7 +200,7 @@ extension RuleLeaf {
         case .object(let members) where !members.isEmpty:
             return value.map { members[$0.javaScriptString] != nil } ?? false
         default:
-            return Text.lowercasedEquals(visitor.javaScriptString, loweredTarget)
+            return JavaScriptText.lowercasedEquals(visitor.javaScriptString, loweredTarget)
         }
     }
 }

@@ -1,7 +1,7 @@
 import ConvertEvents
 import ConvertStorage
 
-extension SDKCore {
+extension SDKRuntime {
     /// Delivers pending tracking events, then writes pending visitor data (the JavaScript SDK's
     /// `releaseQueues`: the API queue and the data store queue).
     func releaseQueues() async {
@@ -21,7 +21,7 @@ extension SDKCore {
     func writeVisitorData() async {
         let written = await ports.visitorStore.flush()
         if written > 0 {
-            events.fire(.dataStoreQueueReleased, .dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))
+            events.publish(.dataStoreQueueReleased, .dataStoreQueueReleased(DataStoreQueueReleasedPayload(recordCount: written)))
         }
     }
 }

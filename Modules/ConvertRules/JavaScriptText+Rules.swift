@@ -1,8 +1,7 @@
 import ConvertJSON
 import Foundation
 
-/// Byte-level string helpers with JavaScript semantics (code units, not grapheme clusters).
-enum Text {
+extension JavaScriptText {
     /// `lower(a) == loweredB`, without allocating when `a` is ASCII.
     static func lowercasedEquals(_ a: String, _ loweredB: String) -> Bool {
         var a = a, b = loweredB
@@ -20,6 +19,7 @@ enum Text {
         return ascii ?? JavaScriptText.lowercased(a).utf8.elementsEqual(loweredB.utf8)
     }
 
+    /// Whether `needle`'s UTF-8 bytes occur in `haystack`'s (JS `includes` on already lowered text).
     static func contains(_ haystack: String, _ needle: String) -> Bool {
         let h = Array(haystack.utf8), n = Array(needle.utf8)
         if n.isEmpty { return true }
@@ -30,10 +30,13 @@ enum Text {
         return false
     }
 
+    /// Whether `text`'s UTF-8 bytes end with `suffix`'s.
     static func hasSuffix(_ text: String, _ suffix: String) -> Bool {
         text.utf8.reversed().starts(with: suffix.utf8.reversed())
     }
+}
 
+extension PreparedValue.Comparable {
     /// -1, 0 or 1 for two numbers, two strings (by UTF-16 code units, as JS does) or two booleans;
     /// `nil` for any other pairing.
     static func order(_ a: PreparedValue.Comparable, _ b: PreparedValue.Comparable) -> Int? {

@@ -8,7 +8,7 @@ import ConvertSupport
 import Foundation
 
 /// The state every context shares: config, readiness, ports, tracking switch.
-final class SDKCore: @unchecked Sendable {
+final class SDKRuntime: @unchecked Sendable {
     // `installed`, `trackingEnabled` and `autoVisitorId` are guarded by `lock`; the rest is immutable.
     private let lock = NSLock()
     private var installed: InstalledConfig?
@@ -177,11 +177,11 @@ final class SDKCore: @unchecked Sendable {
         if previous == nil {
             log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences")
             readiness.open()
-            events.fire(.ready, .ready(ReadyPayload()))
+            events.publish(.ready, .ready(ReadyPayload()))
         } else if let previous, previous.fingerprint != fingerprint {
             let changes = ConfigChanges(from: previous.config, to: decoded.config)
             log.info("config updated from \(document.origin.rawValue): \(changes)")
-            events.fire(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config, changes: changes)))
+            events.publish(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config, changes: changes)))
         } else {
             log.debug("config from \(document.origin.rawValue) unchanged")
         }
@@ -190,9 +190,9 @@ final class SDKCore: @unchecked Sendable {
     /// Runs the config source for the life of the SDK.
     func runConfigSource() async {
         do {
-            // A strong capture: the loader task holds the core anyway until the SDK cancels it,
-            // and a weak reference would move the core's reference count to a side table,
-            // making every context's retain of the core several times slower.
+            // A strong capture: the loader task holds the runtime anyway until the SDK cancels it,
+            // and a weak reference would move the runtime's reference count to a side table,
+            // making every context's retain of the runtime several times slower.
             // The visitor store loads beside the config fetch; the first config is installed
             // (and readiness opens) only once the store has finished loading.
             let store = ports.visitorStore
