@@ -7,6 +7,7 @@ import Foundation
 /// let store = try FileByteStore(directory: FileStorage.defaultDirectory(for: "my-sdk-key"))
 /// ```
 public struct FileByteStore: ByteStore {
+    /// The directory blobs are files in (mode 0700).
     public let directory: URL
 
     /// Uses `directory`, creating it (owner-only) when missing.
@@ -15,6 +16,7 @@ public struct FileByteStore: ByteStore {
         self.directory = directory
     }
 
+    /// The file that holds the blob `name` (the name made safe for a file name).
     public func url(for name: String) -> URL {
         directory.appendingPathComponent(FileStorage.safeName(name))
     }

@@ -6,6 +6,7 @@ import Foundation
 public final class MemoryByteStore: ByteStore, Sendable {
     private let blobs: Locked<[String: Data]>
 
+    /// A store holding `initial` (name to bytes).
     public init(_ initial: [String: Data] = [:]) { blobs = Locked(initial) }
 
     public func read(_ name: String) throws -> Data? { blobs.value[name] }
@@ -25,6 +26,7 @@ public final class MemoryEventJournal: EventJournal, Sendable {
 
     private let state = Locked(State())
 
+    /// An empty journal; sequence numbers start at 1.
     public init() {}
 
     public func append(_ payload: Data) throws -> UInt64 {

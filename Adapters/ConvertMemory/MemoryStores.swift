@@ -30,6 +30,8 @@ public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
     /// The most visitors held (see above for large stores).
     public let capacity: Int
 
+    /// A store holding at most `capacity` visitors (at least 1), evicting the least recently used
+    /// by the clock.
     public init(capacity: Int = MemoryVisitorDataStore.defaultCapacity) {
         let bounded = max(1, capacity)
         let count = bounded >= Self.shardingThreshold ? Self.shardCount : 1
@@ -63,6 +65,7 @@ public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
 public final class MemoryVisitorIdStore: VisitorIdStore, Sendable {
     private let id: Locked<String?>
 
+    /// A store starting with `id`; `nil` until one is saved.
     public init(id: String? = nil) { self.id = Locked(id) }
 
     public func loadVisitorId() -> String? { id.value }

@@ -97,8 +97,11 @@ public enum RESPValue: Sendable, Hashable {
 
 /// One argument of a command: text, bytes, a number, or a key (which gets the key prefix).
 public enum RedisArgument: Sendable, Hashable, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral {
+    /// Text, sent as its UTF-8 bytes.
     case string(String)
+    /// Bytes, sent as they are.
     case data(Data)
+    /// A number, sent as its decimal text.
     case integer(Int)
     /// A key: the client (or connection) puts its configured `keyPrefix` in front.
     case key(String)
@@ -113,10 +116,13 @@ public enum RedisArgument: Sendable, Hashable, ExpressibleByStringInterpolation,
 /// let command: RedisCommand = ["HSET", .key("visitor:1"), "segments", .data(bytes)]
 /// ```
 public struct RedisCommand: Sendable, Hashable, ExpressibleByArrayLiteral {
+    /// The command name first, then its arguments.
     public var arguments: [RedisArgument]
 
+    /// A command of `arguments`, the name first.
     public init(_ arguments: [RedisArgument]) { self.arguments = arguments }
     public init(arrayLiteral elements: RedisArgument...) { arguments = elements }
+    /// A command named `name` with `arguments`.
     public init(_ name: String, _ arguments: RedisArgument...) { self.arguments = [.string(name)] + arguments }
 
     /// The command name, upper-cased, for messages.

@@ -55,6 +55,7 @@ public struct RESPParser: Sendable {
         case arrayHeader(Int)
     }
 
+    /// The bounds a reply must stay within; past one the parser fails.
     public let limits: Limits
     private var buffer: [UInt8] = []
     /// Where the next unparsed element starts in `buffer`.
@@ -66,6 +67,7 @@ public struct RESPParser: Sendable {
     private var replyElements = 0
     private var failure: RedisError?
 
+    /// A parser with `limits` (sized for visitor data by default).
     public init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Bytes received and not yet returned as part of a value.

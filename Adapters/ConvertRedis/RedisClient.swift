@@ -20,6 +20,7 @@ import Foundation
 /// let fields = try await client.hgetall("visitor:1")
 /// ```
 public final class RedisClient: Sendable {
+    /// Where the client connects, its timeouts, pool size and key prefix.
     public let configuration: RedisConfiguration
 
     // `@unchecked`: a connection is not Sendable, but it is used only by the one caller that took

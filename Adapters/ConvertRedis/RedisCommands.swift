@@ -2,8 +2,10 @@ import Foundation
 
 /// The commands ``RedisClient``'s conveniences send, for use in a ``RedisClient/pipeline(_:)``.
 extension RedisCommand {
+    /// `PING`; answered `PONG`.
     public static var ping: RedisCommand { ["PING"] }
 
+    /// `HGETALL key`: every field of the hash at `key` (prefixed), empty when it does not exist.
     public static func hgetall(_ key: String) -> RedisCommand { ["HGETALL", .key(key)] }
 
     /// `HSET key field value …`, fields in name order (so the same fields are the same bytes).
@@ -16,6 +18,8 @@ extension RedisCommand {
         return RedisCommand(arguments)
     }
 
+    /// `HSETNX key field value`: sets the field only if it is not set (first writer wins); answers
+    /// 1 if it set it.
     public static func hsetnx(_ key: String, _ field: String, _ value: Data) -> RedisCommand {
         ["HSETNX", .key(key), .string(field), .data(value)]
     }
@@ -26,6 +30,7 @@ extension RedisCommand {
         ["PEXPIRE", .key(key), .integer(Int(clamping: ttl.wholeMillisecondsRoundedUp))]
     }
 
+    /// `DEL key …`: deletes the keys (each prefixed); answers how many existed.
     public static func del(_ keys: [String]) -> RedisCommand {
         RedisCommand(["DEL"] + keys.map { .key($0) })
     }

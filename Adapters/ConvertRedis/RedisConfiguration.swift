@@ -9,6 +9,7 @@
 public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// A host name, an IPv4 address, or an IPv6 address (bare or in brackets).
     public var host: String
+    /// The TCP port (6379 by default).
     public var port: Int
     /// The ACL user; `nil` authenticates with the password alone (the `default` user).
     public var username: String?
@@ -33,6 +34,8 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
     /// The longest wait between connect attempts.
     public var reconnectBackoffMax: Duration
 
+    /// A configuration; by default a local server on 6379, no password, database 0, no prefix, 2 s
+    /// timeouts, 4 connections.
     public init(host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
                 database: Int = 0, keyPrefix: String = "", ttl: Duration? = nil,
                 connectTimeout: Duration = .seconds(2), commandTimeout: Duration = .seconds(2), poolSize: Int = 4,

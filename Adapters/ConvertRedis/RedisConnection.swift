@@ -11,6 +11,7 @@
 /// let replies = try connection.send([["SET", .key("a"), "1"], ["GET", .key("a")]])
 /// ```
 public final class RedisConnection {
+    /// Where the connection went, and the key prefix and timeouts it applies.
     public let configuration: RedisConfiguration
     private let socket: TCPSocket
     private var parser = RESPParser()

@@ -48,12 +48,15 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
     public struct Counters: Sendable, Hashable, CustomStringConvertible {
         /// Loads answered by the backend, and loads that failed.
         public var loads = 0
+        /// Loads that failed; their visitors were decided from what this instance holds.
         public var loadFailures = 0
         /// Visitors written, and write round trips that failed (their visitors stay pending).
         public var saves = 0
+        /// Write round trips that failed.
         public var saveFailures = 0
         /// Goals recorded through the backend, and records that could not reach it.
         public var goalRecords = 0
+        /// Goal records that could not reach the backend; this instance's dedup decided.
         public var goalRecordFailures = 0
         /// Visitors whose changes are not yet written.
         public var pending = 0

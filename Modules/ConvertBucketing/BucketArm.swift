@@ -8,6 +8,7 @@ public struct BucketArm: Sendable, Hashable {
     /// Whether the arm takes traffic (a variation whose status is absent or `"running"`).
     public let isActive: Bool
 
+    /// An arm; `nil` or NaN allocations are read as the JavaScript SDK reads them.
     public init(id: String, trafficAllocation: Double?, isActive: Bool = true) {
         self.id = id
         self.trafficAllocation = trafficAllocation

@@ -10,10 +10,14 @@ import ConvertHashing
 public struct BucketTable: Sendable, Hashable {
     /// One arm's half-open bucket range `[lower, upper)`.
     public struct Range: Sendable, Hashable {
+        /// The variation a bucket value in the range picks.
         public let variationId: String
+        /// The first bucket value in the range, on the 0–10,000 scale (``BucketValue/scale``).
         public let lower: Double
+        /// The end of the range, excluded.
         public let upper: Double
 
+        /// The range `[lower, upper)` of `variationId`.
         public init(variationId: String, lower: Double, upper: Double) {
             self.variationId = variationId
             self.lower = lower

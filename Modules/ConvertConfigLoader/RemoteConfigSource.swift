@@ -16,17 +16,28 @@ import Foundation
 public struct RemoteConfigSource: ConfigSource {
     /// What the source needs to know.
     public struct Settings: Sendable {
+        /// The project's SDK key (`accountId/projectId`); the config URL ends with it.
         public var sdkKey: String
+        /// Sent as `Authorization: Bearer …` when set; never logged.
         public var sdkKeySecret: String?
+        /// The `environment` query item; `nil` sends none and Convert serves its default.
         public var environment: String?
+        /// The config host's base URL, without `/config/…`.
         public var endpoint: String
+        /// Adds `_conv_low_cache=1`, asking the CDN for a fresher copy.
         public var lowCache: Bool
+        /// Adds `_conv_low_cache=1&debug_token=…` when set; never logged.
         public var debugToken: String?
+        /// The wait between successful fetches (5 minutes by default).
         public var refreshInterval: Duration
+        /// How long one fetch may take (10 s by default).
         public var requestTimeout: Duration
+        /// The backoff after a failed fetch (1 s doubling to 60 s by default).
         public var retry: RetryPolicy
+        /// Which endpoint URLs are accepted (`https` only by default).
         public var policy: EndpointPolicy
 
+        /// Settings for `sdkKey` with the SDK's defaults for everything else.
         public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,
                     endpoint: String = "https://cdn-4.convertexperiments.com/api/v1", lowCache: Bool = false,
                     debugToken: String? = nil, refreshInterval: Duration = .seconds(300), requestTimeout: Duration = .seconds(10),
@@ -44,9 +55,13 @@ public struct RemoteConfigSource: ConfigSource {
         }
     }
 
+    /// What to fetch, how often and how patiently.
     public let settings: Settings
+    /// Carries the fetches.
     public let transport: any HTTPTransport
+    /// Where the last good document is kept between runs; `nil` keeps none.
     public let cache: (any ByteStore)?
+    /// Where fetch failures and cache problems are reported.
     public let log: SDKLog
     /// What the refresh interval and the backoff are measured on.
     public let clock: any SleepClock
@@ -258,7 +273,9 @@ public enum ConfigFetchError: Error, Sendable, Hashable, CustomStringConvertible
 
 /// Why the remote source cannot run at all.
 public enum ConfigSourceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The configuration's SDK key is empty: there is no config to fetch.
     case emptySDKKey
+    /// The SDK key is too long or holds white space or control characters; the text says which.
     case invalidSDKKey(String)
 
     public var description: String {

@@ -10,6 +10,8 @@ import ConvertRules
 public struct BucketedFeature: Sendable, Hashable {
     /// On or off.
     public enum Status: String, Sendable, Hashable, Codable {
+        /// `enabled` when a bucketed variation carries the feature, else `disabled` (with no
+        /// variables).
         case enabled, disabled
     }
 

@@ -39,7 +39,7 @@ extension ConvertContext {
         }
     }
 
-    /// ``setDefaultSegments(_:)`` with a completion handler.
+    /// ``setDefaultSegments(_:)-(VisitorSegments)`` with a completion handler.
     public func setDefaultSegments(_ segments: VisitorSegments, completion: @escaping @Sendable () -> Void) {
         Task {
             await setDefaultSegments(segments)

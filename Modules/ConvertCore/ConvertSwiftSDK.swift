@@ -172,6 +172,8 @@ public final class ConvertSwiftSDK: Sendable {
         runtime.setOverrides(overrides)
     }
 
+    /// Turns tracking on or off for every context from its next call; while off, decisions and
+    /// conversions are stored but nothing is sent (and nothing is replayed later).
     public func setTrackingEnabled(_ enabled: Bool) async {
         runtime.setTrackingEnabled(enabled)
         runtime.log.info("tracking \(enabled ? "enabled" : "disabled")")

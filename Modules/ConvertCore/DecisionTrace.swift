@@ -36,8 +36,15 @@ public enum DecisionStep: Sendable, Hashable {
 
 /// Why a decision ended as it did.
 public enum DecisionReason: String, Sendable, Hashable {
+    /// Before the gates: no config yet, an unusable visitor id, an unknown key, an archived
+    /// experience, another environment; or a variation forced by a preview or a QA override
+    /// (``DecisionStep`` has the details).
     case notReady, invalidVisitorId, experienceNotFound, archived, environmentMismatch, preview, forced
+    /// A gate kept the visitor out: no location (or site area) matched, the audiences did not, or
+    /// the visitor lacks the experience's segments.
     case locationNotMatched, audienceNotMatched, segmentNotMatched
+    /// Past the gates: the visitor's stored (sticky) variation, a fresh bucketing, or a bucket
+    /// value outside every variation's traffic.
     case storedDecision, bucketed, notBucketed
 }
 

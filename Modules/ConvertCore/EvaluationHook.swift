@@ -6,6 +6,7 @@ import ConvertSupport
 public struct HookContext: Sendable {
     /// An experience or a feature.
     public enum FlagKind: String, Sendable, Hashable {
+        /// `experience` for variation calls, `feature` for feature calls.
         case experience, feature
     }
 

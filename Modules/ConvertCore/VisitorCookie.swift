@@ -14,6 +14,8 @@ import Foundation
 public struct VisitorCookie: Sendable, Hashable {
     /// Which cross-site requests carry the cookie.
     public enum SameSite: String, Sendable, Hashable {
+        /// `Strict`: same-site requests only; `Lax` (the default): also top-level navigations from
+        /// other sites; `None`: every request (needs `Secure`).
         case strict = "Strict", lax = "Lax", none = "None"
     }
 

@@ -14,7 +14,7 @@ public protocol EventBusEvent: Sendable {}
 /// Subscriptions follow their owner's lifetime (the owner is held weakly) and can be cancelled
 /// one by one with their ``SubscriptionToken``. Publishing takes a snapshot of the subscribers
 /// under a lock and calls them after releasing it, synchronously on the publishing thread;
-/// ``subscribeOnMain(owner:to:handler:)-(_,_,(Owner,Event)->Void)`` hops to the main actor instead, and
+/// ``subscribeOnMain(owner:to:handler:)`` hops to the main actor instead, and
 /// ``stream(_:bufferingPolicy:)`` delivers into an `AsyncStream`.
 ///
 /// ```swift
@@ -29,6 +29,7 @@ public final class EventBus: Sendable {
     /// A process-wide bus for apps that want one; inject your own instance in tests.
     public static let `default` = EventBus()
 
+    /// A bus of its own, with no subscriptions.
     public init() {}
 
     /// Delivers `event` to every live subscription of its type.

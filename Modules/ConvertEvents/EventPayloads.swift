@@ -9,15 +9,25 @@ import ConvertVisitor
 /// }
 /// ```
 public enum EventPayloadValue: Sendable {
+    /// The SDK installed its first config and is ready to decide.
     case ready(ReadyPayload)
+    /// A fetched config differs from the installed one and replaced it.
     case configUpdated(ConfigUpdatedPayload)
+    /// The tracking endpoint acknowledged a batch of events.
     case apiQueueReleased(ApiQueueReleasedPayload)
+    /// A visitor was bucketed into a variation for the first time (not for a stored decision).
     case bucketing(BucketingPayload)
+    /// A visitor converted a goal (a repeat the SDK deduplicated fires nothing).
     case conversion(ConversionPayload)
+    /// A visitor's stored segments changed.
     case segments(SegmentsPayload)
+    /// A location's rules began to match a visitor's location properties.
     case locationActivated(LocationActivatedPayload)
+    /// A location that matched a visitor stopped matching.
     case locationDeactivated(LocationDeactivatedPayload)
+    /// The audiences a visitor matched while an experience was decided.
     case audiences(AudiencesPayload)
+    /// The visitor data store wrote its pending changes.
     case dataStoreQueueReleased(DataStoreQueueReleasedPayload)
 
     /// The event this payload belongs to.
@@ -39,6 +49,7 @@ public enum EventPayloadValue: Sendable {
 
 /// The first config is installed.
 public struct ReadyPayload: Sendable, Hashable {
+    /// An empty payload: the event itself is the news.
     public init() {}
 }
 
@@ -60,19 +71,27 @@ public struct ConfigUpdatedPayload: Sendable {
 
 /// A tracking batch was accepted by the server.
 public struct ApiQueueReleasedPayload: Sendable, Hashable {
+    /// How many events the acknowledged request carried.
     public let eventCount: Int
 
+    /// A payload for a batch of `eventCount` events.
     public init(eventCount: Int) { self.eventCount = eventCount }
 }
 
 /// A visitor got a new decision.
 public struct BucketingPayload: Sendable, Hashable {
+    /// The visitor who was bucketed.
     public let visitorId: String
+    /// The experience's id in the config.
     public let experienceId: String
+    /// The experience's key in the config.
     public let experienceKey: String
+    /// The id of the variation the visitor got.
     public let variationId: String
+    /// The variation's key; `nil` when the config gives the variation none.
     public let variationKey: String?
 
+    /// A payload for one new decision.
     public init(visitorId: String, experienceId: String, experienceKey: String, variationId: String, variationKey: String?) {
         self.visitorId = visitorId
         self.experienceId = experienceId
@@ -84,10 +103,14 @@ public struct BucketingPayload: Sendable, Hashable {
 
 /// A conversion was queued for tracking.
 public struct ConversionPayload: Sendable, Hashable {
+    /// The visitor who converted.
     public let visitorId: String
+    /// The goal's id in the config.
     public let goalId: String
+    /// The goal's key, as passed to `trackConversion`.
     public let goalKey: String
 
+    /// A payload for one queued conversion.
     public init(visitorId: String, goalId: String, goalKey: String) {
         self.visitorId = visitorId
         self.goalId = goalId
@@ -97,9 +120,12 @@ public struct ConversionPayload: Sendable, Hashable {
 
 /// A visitor's segments changed.
 public struct SegmentsPayload: Sendable, Hashable {
+    /// The visitor whose segments changed.
     public let visitorId: String
+    /// The segments as stored after the change.
     public let segments: VisitorSegments
 
+    /// A payload for one visitor's new segments.
     public init(visitorId: String, segments: VisitorSegments) {
         self.visitorId = visitorId
         self.segments = segments
@@ -108,12 +134,16 @@ public struct SegmentsPayload: Sendable, Hashable {
 
 /// A location's rules started matching for a visitor.
 public struct LocationActivatedPayload: Sendable, Hashable {
+    /// The visitor whose location properties matched.
     public let visitorId: String
+    /// The location's id in the config.
     public let locationId: String
+    /// The location's key; `nil` when the config gives it none.
     public let locationKey: String?
     /// The location properties that matched.
     public let properties: [String: String]
 
+    /// A payload for one location that began to match.
     public init(visitorId: String, locationId: String, locationKey: String?, properties: [String: String]) {
         self.visitorId = visitorId
         self.locationId = locationId
@@ -124,10 +154,14 @@ public struct LocationActivatedPayload: Sendable, Hashable {
 
 /// A location's rules stopped matching for a visitor.
 public struct LocationDeactivatedPayload: Sendable, Hashable {
+    /// The visitor whose location properties no longer match.
     public let visitorId: String
+    /// The location's id in the config.
     public let locationId: String
+    /// The location's key; `nil` when the config gives it none.
     public let locationKey: String?
 
+    /// A payload for one location that stopped matching.
     public init(visitorId: String, locationId: String, locationKey: String?) {
         self.visitorId = visitorId
         self.locationId = locationId
@@ -137,9 +171,12 @@ public struct LocationDeactivatedPayload: Sendable, Hashable {
 
 /// The audiences a visitor matched while an experience was decided.
 public struct AudiencesPayload: Sendable, Hashable {
+    /// The visitor whose audiences were evaluated.
     public let visitorId: String
+    /// The ids of the audiences that matched, in config order.
     public let audienceIds: [String]
 
+    /// A payload for one visitor's matched audiences.
     public init(visitorId: String, audienceIds: [String]) {
         self.visitorId = visitorId
         self.audienceIds = audienceIds
@@ -151,5 +188,6 @@ public struct DataStoreQueueReleasedPayload: Sendable, Hashable {
     /// How many visitor records were written.
     public let recordCount: Int
 
+    /// A payload for `recordCount` written visitor records (0 when the store does not count them).
     public init(recordCount: Int = 0) { self.recordCount = recordCount }
 }

@@ -5,11 +5,17 @@
 /// let data: [String: JSONValue] = ["age": 30, "browser": "FF", "tags": ["a", "b"], "vip": true]
 /// ```
 public enum JSONValue: Sendable, Hashable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number; every JSON number is a `Double`, as in JavaScript.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array, in order.
     case array([JSONValue])
+    /// An object; member order is not kept.
     case object([String: JSONValue])
 
     /// The string payload, if this is a string.

@@ -30,6 +30,7 @@ public enum ConfigDecoder {
         /// tools); they get empty identities.
         public var allowsMissingIdentity: Bool
 
+        /// Options; by default a document without its identity is refused.
         public init(allowsMissingIdentity: Bool = false) {
             self.allowsMissingIdentity = allowsMissingIdentity
         }

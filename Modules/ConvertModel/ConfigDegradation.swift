@@ -23,6 +23,7 @@ public struct ConfigDegradation: Sendable, Hashable, CustomStringConvertible {
     /// Why, in words.
     public let reason: String
 
+    /// A degradation at `path`.
     public init(path: String, kind: Kind, reason: String) {
         self.path = path
         self.kind = kind

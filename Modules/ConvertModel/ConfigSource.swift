@@ -12,9 +12,12 @@ public struct ConfigDocument: Sendable, Hashable {
         case network
     }
 
+    /// The config document, as served (JSON).
     public let bytes: Data
+    /// Where the bytes came from.
     public let origin: Origin
 
+    /// A document of `bytes` from `origin`.
     public init(bytes: Data, origin: Origin) {
         self.bytes = bytes
         self.origin = origin
@@ -44,8 +47,10 @@ extension ConfigSource {
 
 /// A source that delivers one document handed over by the app.
 public struct DirectConfigSource: ConfigSource {
+    /// The config document it delivers (JSON).
     public let bytes: Data
 
+    /// A source delivering `bytes` once, as `.direct`.
     public init(bytes: Data) { self.bytes = bytes }
 
     public func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {

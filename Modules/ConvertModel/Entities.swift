@@ -20,13 +20,19 @@ public enum AudienceType: Sendable, Hashable {
 
 /// A named rule set over visitor attributes that experiences target.
 public struct Audience: Sendable, Hashable {
+    /// The audience's id; experiences list audiences by it.
     public let id: String
+    /// The audience's key; `nil` when the config gives none.
     public let key: String?
+    /// The name shown in the Convert app; `nil` when absent.
     public let name: String?
+    /// Whether the audience is checked once (`permanent`) or on every decision (`transient`, the
+    /// default).
     public let type: AudienceType
     /// The rules; `nil` (null in the config) never matches.
     public let rules: RuleSet?
 
+    /// An audience as the config describes it (for tests and hand-built configs).
     public init(id: String, key: String? = nil, name: String? = nil, type: AudienceType = .transient, rules: RuleSet?) {
         self.id = id
         self.key = key
@@ -44,11 +50,16 @@ public struct Audience: Sendable, Hashable {
 
 /// A visitor segment: custom segments are assigned when their rules match.
 public struct Segment: Sendable, Hashable {
+    /// The segment's id; `customSegments` and experiences name segments by it.
     public let id: String
+    /// The segment's key; `nil` when the config gives none.
     public let key: String?
+    /// The name shown in the Convert app; `nil` when absent.
     public let name: String?
+    /// The rules `runCustomSegments` checks its rule data against; `nil` never matches rule data.
     public let rules: RuleSet?
 
+    /// A segment as the config describes it.
     public init(id: String, key: String? = nil, name: String? = nil, rules: RuleSet?) {
         self.id = id
         self.key = key
@@ -65,13 +76,18 @@ public struct Segment: Sendable, Hashable {
 
 /// Where an experience runs, as rules over location properties.
 public struct Location: Sendable, Hashable {
+    /// The location's id; experiences list locations by it.
     public let id: String
+    /// The location's key; `nil` when the config gives none.
     public let key: String?
+    /// The name shown in the Convert app; `nil` when absent.
     public let name: String?
+    /// The rules over location properties; `nil` (null in the config) never matches.
     public let rules: RuleSet?
     /// `trigger.type`, e.g. `"upon_run"`.
     public let triggerType: String?
 
+    /// A location as the config describes it.
     public init(id: String, key: String? = nil, name: String? = nil, rules: RuleSet?, triggerType: String? = nil) {
         self.id = id
         self.key = key
@@ -90,13 +106,19 @@ public struct Location: Sendable, Hashable {
 
 /// A conversion goal.
 public struct Goal: Sendable, Hashable {
+    /// The goal's id, sent in conversion events.
     public let id: String
+    /// The key `trackConversion` takes.
     public let key: String
+    /// The name shown in the Convert app; `nil` when absent.
     public let name: String?
+    /// The goal's type in the Convert app (e.g. `"dom_interaction"`), uninterpreted; `nil` when
+    /// absent.
     public let type: String?
     /// Rules a conversion's rule data must match, when given.
     public let rules: RuleSet?
 
+    /// A goal as the config describes it.
     public init(id: String, key: String, name: String? = nil, type: String? = nil, rules: RuleSet? = nil) {
         self.id = id
         self.key = key
@@ -115,6 +137,8 @@ public struct Goal: Sendable, Hashable {
 
 /// The declared type of a feature variable.
 public enum VariableType: Sendable, Hashable {
+    /// The config's `boolean`, `integer`, `float`, `string` and `json` types, which variable values
+    /// are cast to.
     case boolean, integer, float, string, json
     /// A type this SDK does not know; values are passed through uncast.
     case other(String)
@@ -135,20 +159,28 @@ public enum VariableType: Sendable, Hashable {
 public struct Feature: Sendable, Hashable {
     /// One declared variable.
     public struct Variable: Sendable, Hashable {
+        /// The variable's key within its feature.
         public let key: String
+        /// The declared type values are cast to.
         public let type: VariableType
 
+        /// A variable declaration.
         public init(key: String, type: VariableType) {
             self.key = key
             self.type = type
         }
     }
 
+    /// The feature's id; variations switch features on by it.
     public let id: String
+    /// The key `feature(_:)` takes.
     public let key: String
+    /// The name shown in the Convert app; `nil` when absent.
     public let name: String?
+    /// The declared variables, in config order.
     public let variables: [Variable]
 
+    /// A feature as the config describes it.
     public init(id: String, key: String, name: String? = nil, variables: [Variable] = []) {
         self.id = id
         self.key = key
@@ -169,14 +201,18 @@ public struct Feature: Sendable, Hashable {
 
 /// The project a config belongs to.
 public struct Project: Sendable, Hashable {
+    /// The project's id; tracking goes to this project.
     public let id: String
+    /// The project's name in the Convert app; `nil` when absent.
     public let name: String?
+    /// The project's type (e.g. `"fullstack"`), uninterpreted; `nil` when absent.
     public let type: String?
     /// `utc_offset` read as a number (it arrives as a number or a string).
     public let utcOffset: Double?
     /// `settings`, uninterpreted.
     public let settings: JSONValue?
 
+    /// A project as the config describes it.
     public init(id: String, name: String? = nil, type: String? = nil, utcOffset: Double? = nil, settings: JSONValue? = nil) {
         self.id = id
         self.name = name

@@ -70,10 +70,16 @@ public struct Experience: Sendable, Hashable {
 
     private let storage: Storage
 
+    /// The experience's id: bucketing hashes it with the visitor id, and tracking reports it.
     public var id: String { storage.id }
+    /// The key `variation(forExperience:)` takes.
     public var key: String { storage.key }
+    /// The name shown in the Convert app; `nil` when absent.
     public var name: String? { storage.name }
+    /// The experience's type (e.g. `"a/b_fullstack"`), uninterpreted; `nil` when absent.
     public var type: String? { storage.type }
+    /// The status as written (e.g. `"active"`), not read by decisions: archived experiences are
+    /// listed apart (``ProjectConfig/isArchived(experienceId:)``).
     public var status: String? { storage.status }
     /// `version` as JavaScript's `Number()` reads it (`nil` when absent, NaN when not numeric);
     /// above 11 the anchored bucket layout is used.
@@ -81,17 +87,23 @@ public struct Experience: Sendable, Hashable {
     /// The environment the experience runs in, if it is limited to one; an empty or null
     /// `environment` limits nothing (the JavaScript SDK only checks a truthy one).
     public var environment: String? { storage.environment }
+    /// `environments` as written; decisions read ``environment`` only.
     public var environments: [String] { storage.environments }
+    /// Ids of the locations the experience runs in; one matching location is enough.
     public var locationIds: [String] { storage.locationIds }
     /// `site_area` rules, used when `locations` is empty.
     public var siteArea: RuleSet? { storage.siteArea }
     /// Ids of audiences and segments, as written.
     public var audienceIds: [String] { storage.audienceIds }
+    /// Ids of the goals the experience reports on.
     public var goalIds: [String] { storage.goalIds }
+    /// Whether one of the audiences (`any`, also when the config says nothing) or all of them must
+    /// match.
     public var audienceMatching: MatchingOption { storage.audienceMatching }
     /// `matching_options.locations` as written. Decisions never read it: as in the JavaScript SDK,
     /// one matching location is enough whatever it says.
     public var locationMatching: MatchingOption { storage.locationMatching }
+    /// The arms, in config order.
     public var variations: [Variation] { storage.variations }
     /// The precomputed bucket ranges of ``variations``.
     public var bucketTable: BucketTable { storage.bucketTable }
@@ -102,6 +114,8 @@ public struct Experience: Sendable, Hashable {
     /// Indexes into ``ProjectConfig/locations`` of the ids in ``locationIds`` that name locations.
     package var locationIndexes: [Int] { storage.locationIndexes }
 
+    /// An experience as the config describes it; the bucket table is computed here from the
+    /// variations and `version`.
     public init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
                 version: Double? = nil, environment: String? = nil, environments: [String] = [],
                 locationIds: [String] = [], siteArea: RuleSet? = nil, audienceIds: [String] = [],

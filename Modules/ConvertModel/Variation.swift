@@ -26,20 +26,25 @@ public struct Variation: Sendable, Hashable {
 
     private let storage: Storage
 
+    /// The variation's id: what bucketing picks, what is stored and tracked.
     public var id: String { storage.id }
+    /// The variation's key; `nil` when the config gives none.
     public var key: String? { storage.key }
     /// The key, or the id when the config gives no key: what tables and messages show.
     public var keyOrId: String { storage.key ?? storage.id }
+    /// The name shown in the Convert app; `nil` when absent.
     public var name: String? { storage.name }
     /// `status` as written (a number printed); see ``isActive``.
     public var status: String? { storage.status }
     /// The traffic share in percent as JavaScript's `Number()` reads `traffic_allocation`:
     /// `nil` when absent, NaN when present but not numeric (a non-numeric string, an object).
-    /// Bucketing treats absent as 100 and NaN the way the JavaScript SDK does (``BucketArm``).
+    /// Bucketing treats absent as 100 and NaN the way the JavaScript SDK does (`BucketArm`).
     public var trafficAllocation: Double? { storage.trafficAllocation }
     /// The changes the arm applies, feature changes among them.
     public var changes: [VariationChange] { storage.changes }
 
+    /// A variation as the config describes it; it takes traffic when `status` is `nil`, empty or
+    /// `"running"`.
     public init(id: String, key: String? = nil, name: String? = nil, status: String? = nil,
                 trafficAllocation: Double? = nil, changes: [VariationChange] = []) {
         self.init(id: id, key: key, name: name, status: status,
@@ -96,13 +101,16 @@ public struct VariationChange: Sendable, Hashable {
     /// The `type` a change carrying a feature has.
     public static let featureChangeType = "fullStackFeature"
 
+    /// The change's id; `nil` when absent.
     public let id: String?
+    /// The change's type; ``featureChangeType`` for one that carries a feature.
     public let type: String?
     /// `data.feature_id`, as a string.
     public let featureId: String?
     /// `data.variables_data`: the feature's variable values, uncast.
     public let variables: [String: JSONValue]
 
+    /// A change as the config describes it.
     public init(id: String? = nil, type: String?, featureId: String? = nil, variables: [String: JSONValue] = [:]) {
         self.id = id
         self.type = type

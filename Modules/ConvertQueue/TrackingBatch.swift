@@ -6,8 +6,11 @@ import Foundation
 public struct TrackingBatch: Sendable, Hashable, Codable {
     /// One visitor's events in a batch.
     public struct Visitor: Sendable, Hashable, Codable {
+        /// The visitor the events are about.
         public let visitorId: String
+        /// The visitor's report segments, sent with the events; `nil` when none are known.
         public let segments: VisitorSegments?
+        /// The visitor's events in this batch, in the order they were enqueued.
         public let events: [TrackingEvent.Payload]
     }
 

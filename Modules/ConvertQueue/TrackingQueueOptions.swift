@@ -16,11 +16,16 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     public var capacity: Int
     /// Backoff after a failed delivery.
     public var retry: RetryPolicy
+    /// How long one delivery request may take (10 s by default); a timeout is retried.
     public var requestTimeout: Duration
     /// The `source` field of request bodies.
     public var source: String
+    /// The `enrichData` field of request bodies: asks the server to enrich the events (`true` by
+    /// default).
     public var enrichData: Bool
 
+    /// Options with the SDK's defaults; sizes below 1 are raised to 1, and `maximumBatchEvents` to
+    /// at least `batchSize`.
     public init(batchSize: Int = 10, releaseInterval: Duration = .milliseconds(1000), maximumBatchEvents: Int = 500,
                 capacity: Int = 100_000, retry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(10),
                 source: String = "ios-sdk", enrichData: Bool = true, maximumBatchBytes: Int = 1 << 20) {

@@ -1,17 +1,34 @@
 /// The comparison a rule leaf applies (`matching.match_type` in Convert's rule JSON).
 public enum MatchType: String, Sendable, CaseIterable {
+    /// The visitor's value equals the rule's, compared as JavaScript strings, case-insensitively;
+    /// an array contains it.
     case equals
+    /// The same comparison as ``equals`` (the JavaScript SDK compares numbers as text too).
     case equalsNumber
+    /// The same comparison as ``equals``: the name does not mean a pattern (``regexMatches`` does).
     case matches
+    /// The visitor's value is less than the rule's: numbers (numeric strings included), strings or
+    /// booleans, never mixed.
     case less
+    /// The visitor's value is less than or equal to the rule's, compared as ``less`` compares.
     case lessEqual
+    /// The visitor's value contains the rule's text, case-insensitively; a blank rule value always
+    /// matches.
     case contains
+    /// The visitor's value begins with the rule's text, case-insensitively.
     case startsWith
+    /// The visitor's value ends with the rule's text, case-insensitively.
     case endsWith
+    /// One of the visitor's `|`-separated values is one of the rule's (a `|`-separated string or an
+    /// array).
     case isIn
+    /// The lower-cased visitor value matches the rule's ECMAScript pattern (``ECMAScriptRegex``).
     case regexMatches
+    /// The key is present with a value other than `null` or `""`.
     case exists
+    /// The key's value is `null` or `""`; needs a rule value, and an absent key makes it false.
     case notExists = "not_exists"
+    /// The key is absent, or its value is `null` or `""`.
     case doesNotExist
 
     /// Whether the operator judges presence itself: a leaf may omit `value`, and an absent key

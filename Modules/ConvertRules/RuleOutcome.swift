@@ -38,6 +38,7 @@ public struct RuleOutcome: Sendable, Hashable {
     /// then counted the visitor as not bucketed there. Worth a warning: the config is inconsistent.
     public let unresolvedExperienceKey: String?
 
+    /// An outcome; evaluation builds these, the initializer serves tests and adapters.
     public init(matched: Bool, decidingLeaf: RuleLocation?, verdict: LeafVerdict?, unresolvedExperienceKey: String? = nil) {
         self.matched = matched
         self.decidingLeaf = decidingLeaf

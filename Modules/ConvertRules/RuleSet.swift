@@ -112,10 +112,14 @@ extension RuleSet: Codable {
 
 /// The position of a leaf in a ``RuleSet``: OR block, AND group, OR_WHEN leaf (all zero-based).
 public struct RuleLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The OR block's index (zero-based).
     public let block: Int
+    /// The AND group's index within its block (zero-based).
     public let group: Int
+    /// The OR_WHEN leaf's index within its group (zero-based).
     public let leaf: Int
 
+    /// The location of one leaf.
     public init(block: Int, group: Int, leaf: Int) {
         self.block = block
         self.group = group

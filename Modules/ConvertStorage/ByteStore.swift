@@ -2,10 +2,14 @@ import Foundation
 
 /// A storage failure, with the file or key it concerns.
 public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was attempted, e.g. `"write"` or `"open"`.
     public let operation: String
+    /// The file or key it concerned.
     public let target: String
+    /// Why it failed, in words (an `errno` description, say).
     public let reason: String
 
+    /// An error for `operation` on `target`.
     public init(operation: String, target: String, reason: String) {
         self.operation = operation
         self.target = target
@@ -44,9 +48,12 @@ public protocol EventJournal: Sendable {
 
 /// Visitor ids kept in a ``ByteStore`` under one name.
 public struct ByteStoreVisitorIdStore: VisitorIdStore {
+    /// The store the id is kept in.
     public let store: any ByteStore
+    /// The blob's name in the store (`"visitor-id"` by default).
     public let name: String
 
+    /// Ids kept in `store` under `name`.
     public init(store: any ByteStore, name: String = "visitor-id") {
         self.store = store
         self.name = name

@@ -2,8 +2,10 @@ import Foundation
 
 /// The current time, as a capability that tests can replace.
 public struct TimeSource: Sendable {
+    /// Returns the current wall-clock time.
     public let now: @Sendable () -> Date
 
+    /// A source reading the time from `now`.
     public init(now: @escaping @Sendable () -> Date) { self.now = now }
 
     /// The system clock.
@@ -15,8 +17,10 @@ public struct TimeSource: Sendable {
 
 /// New identifiers (auto visitor ids), as a capability that tests can replace.
 public struct IdentifierSource: Sendable {
+    /// Returns a new identifier on every call.
     public let next: @Sendable () -> String
 
+    /// A source taking identifiers from `next`.
     public init(next: @escaping @Sendable () -> String) { self.next = next }
 
     /// Random UUIDs, lowercased.

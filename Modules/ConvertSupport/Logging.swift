@@ -1,5 +1,6 @@
 /// How much the SDK says.
 public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, Codable {
+    /// Levels from the most verbose to the least; as a minimum, `silent` writes nothing.
     case trace, debug, info, warn, error, silent
 
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -27,15 +28,19 @@ public protocol LogSink: Sendable {
 
 /// Drops every line.
 public struct SilentLogSink: LogSink {
+    /// A sink that drops every line.
     public init() {}
     public func log(_ level: LogLevel, _ message: String) {}
 }
 
 /// A sink filtered by a minimum level; messages are built only when they will be written.
 public struct SDKLog: Sendable {
+    /// Where written lines go.
     public let sink: any LogSink
+    /// The least severe level written; `.silent` writes nothing.
     public let minimum: LogLevel
 
+    /// A log writing lines at `minimum` or above to `sink`.
     public init(sink: any LogSink, minimum: LogLevel) {
         self.sink = sink
         self.minimum = minimum
@@ -73,8 +78,12 @@ public struct SDKLog: Sendable {
         return out
     }
 
+    /// Writes `message` at `.debug`, built only when that level is written.
     @inlinable public func debug(_ message: @autoclosure () -> String) { self(.debug, message()) }
+    /// Writes `message` at `.info`, built only when that level is written.
     @inlinable public func info(_ message: @autoclosure () -> String) { self(.info, message()) }
+    /// Writes `message` at `.warn`, built only when that level is written.
     @inlinable public func warn(_ message: @autoclosure () -> String) { self(.warn, message()) }
+    /// Writes `message` at `.error`, built only when that level is written.
     @inlinable public func error(_ message: @autoclosure () -> String) { self(.error, message()) }
 }

@@ -49,6 +49,8 @@ extension ConvertPorts {
     /// tracking queue, and file or memory storage as the configuration says.
     ///
     /// - Parameters:
+    ///   - configuration: the key, endpoints, intervals, persistence and log level to wire for.
+    ///   - logSink: where log lines go; standard error unless you pass your own.
     ///   - transport: carries config fetches and tracking; URLSession unless you pass your own.
     ///   - directData: config bytes to start from instead of fetching.
     ///   - visitorStore: the visitor data store to use instead of the configured one (a
@@ -130,6 +132,7 @@ struct DefaultStorage {
 
 /// Writes log lines to standard error as `[Convert] LEVEL message`.
 public struct StandardErrorLogSink: LogSink {
+    /// A sink writing to the process's standard error.
     public init() {}
 
     public func log(_ level: LogLevel, _ message: String) {

@@ -12,12 +12,16 @@ public struct TrackingEvent: Sendable, Hashable, Codable {
 
     /// The account and project the event belongs to; a delivery batch never mixes projects.
     public let accountId: String
+    /// The project's id.
     public let projectId: String
+    /// The visitor the event is about.
     public let visitorId: String
     /// The visitor's report segments at the time, if any.
     public let segments: VisitorSegments?
+    /// The bucketing or the conversion.
     public let payload: Payload
 
+    /// An event for one visitor of one project.
     public init(accountId: String, projectId: String, visitorId: String, segments: VisitorSegments?, payload: Payload) {
         self.accountId = accountId
         self.projectId = projectId
@@ -157,6 +161,7 @@ public struct TrackingShutdown: Sendable, Hashable, CustomStringConvertible {
 
 /// A sink that drops everything, for builds without tracking.
 public struct DiscardingTrackingSink: TrackingSink {
+    /// A sink that drops every event.
     public init() {}
     public func enqueue(_ event: TrackingEvent) {}
     public func flush() async {}
@@ -180,6 +185,7 @@ public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
     /// Failed delivery attempts.
     public var failedRequests = 0
 
+    /// All counters at zero.
     public init() {}
 
     public var description: String {

@@ -3,8 +3,10 @@ import Foundation
 /// Which URLs the SDK may talk to: `https` always, `http` only when explicitly allowed
 /// (loopback test servers, say).
 public struct EndpointPolicy: Sendable, Hashable {
+    /// Whether plain `http` URLs are accepted; `false` by default.
     public var allowsInsecureHTTP: Bool
 
+    /// A policy; `https` only unless `allowsInsecureHTTP`.
     public init(allowsInsecureHTTP: Bool = false) {
         self.allowsInsecureHTTP = allowsInsecureHTTP
     }

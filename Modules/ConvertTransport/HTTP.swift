@@ -2,18 +2,24 @@ import Foundation
 
 /// An HTTP request as the SDK builds it; no URLSession types, so any client can carry it.
 public struct HTTPRequest: Sendable, Hashable {
+    /// The methods the SDK uses: `GET` for configs, `POST` for tracking.
     public enum Method: String, Sendable, Hashable {
+        /// `GET` and `POST`, spelled as on the wire by their raw values.
         case get = "GET", post = "POST"
     }
 
+    /// `GET` or `POST`.
     public var method: Method
+    /// The absolute URL, query included; an ``EndpointPolicy`` has checked its scheme.
     public var url: URL
     /// Header fields in order; names compare case-insensitively.
     public var headers: [(name: String, value: String)]
+    /// The request body (JSON for tracking); `nil` for none.
     public var body: Data?
     /// How long the whole exchange may take.
     public var timeout: Duration
 
+    /// A request; the timeout defaults to 10 seconds.
     public init(method: Method, url: URL, headers: [(name: String, value: String)] = [], body: Data? = nil,
                 timeout: Duration = .seconds(10)) {
         self.method = method
@@ -73,11 +79,15 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
 
 /// An HTTP response.
 public struct HTTPResponse: Sendable, Hashable {
+    /// The HTTP status code; any status is a response, not an error.
     public let status: Int
     /// Header fields with lowercased names.
     public let headers: [String: String]
+    /// The response body, empty when there was none.
     public let body: Data
 
+    /// A response; header names are lowercased here (the first of two names differing in case
+    /// wins).
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })

@@ -1,9 +1,12 @@
 /// Exponential backoff with jitter: attempt n waits a random time in
 /// `[delay/2, delay]`, where `delay = min(maximum, initial * 2^n)`.
 public struct RetryPolicy: Sendable, Hashable {
+    /// The delay before the first retry, doubled for each further one (1 s by default).
     public var initial: Duration
+    /// The longest delay, however many attempts failed (60 s by default).
     public var maximum: Duration
 
+    /// A policy doubling from `initial` up to `maximum`.
     public init(initial: Duration = .seconds(1), maximum: Duration = .seconds(60)) {
         self.initial = initial
         self.maximum = maximum

@@ -2,13 +2,22 @@ import ConvertJSON
 
 /// A key conversions may carry data under.
 public enum GoalDataKey: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The conversion's revenue, a number (`amount` on the wire).
     case amount
+    /// How many products the conversion involved, a number.
     case productsCount
+    /// The order or transaction's id, a string; several transactions of one goal need
+    /// `forceMultipleTransactions`.
     case transactionId
+    /// A custom dimension of your own (number, string or strings); five are available.
     case customDimension1
+    /// The second custom dimension.
     case customDimension2
+    /// The third custom dimension.
     case customDimension3
+    /// The fourth custom dimension.
     case customDimension4
+    /// The fifth custom dimension.
     case customDimension5
 }
 
@@ -18,9 +27,12 @@ public enum GoalDataKey: String, Sendable, Hashable, Codable, CaseIterable {
 /// await context.trackConversion("purchase", goalData: [.init(.amount, 19.99), .init(.transactionId, "T-1")])
 /// ```
 public struct GoalDataItem: Sendable, Hashable, Codable {
+    /// What the value means.
     public let key: GoalDataKey
+    /// A finite number, a string, or an array of strings (see ``problem``).
     public let value: JSONValue
 
+    /// An item; literals work for the value (`GoalDataItem(.amount, 19.99)`).
     public init(_ key: GoalDataKey, _ value: JSONValue) {
         self.key = key
         self.value = value

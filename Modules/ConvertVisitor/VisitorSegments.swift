@@ -6,15 +6,22 @@ import ConvertJSON
 /// await context.setDefaultSegments(VisitorSegments(country: "US", browser: "FF"))
 /// ```
 public struct VisitorSegments: Sendable, Hashable, Codable {
+    /// The visitor's country (e.g. `"US"`); `nil` when unknown.
     public var country: String?
+    /// The visitor's browser (e.g. `"FF"`, `"CH"`); `nil` when unknown.
     public var browser: String?
+    /// The visitor's device classes (e.g. `["desktop"]`); `nil` when unknown.
     public var devices: [String]?
+    /// Where the visitor came from (e.g. `"campaign"`, `"search"`); `nil` when unknown.
     public var source: String?
+    /// The campaign that brought the visitor; `nil` when none.
     public var campaign: String?
+    /// `"new"` or `"returning"`, as your app judges it; `nil` when unknown.
     public var visitorType: String?
     /// Ids of the custom segments the visitor belongs to.
     public var customSegments: [String]?
 
+    /// Segments with the given keys; the others stay `nil`.
     public init(country: String? = nil, browser: String? = nil, devices: [String]? = nil, source: String? = nil,
                 campaign: String? = nil, visitorType: String? = nil, customSegments: [String]? = nil) {
         self.country = country

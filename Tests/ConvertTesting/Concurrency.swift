@@ -5,9 +5,12 @@ import Foundation
 public final class Counter: Sendable {
     private let count = Locked(0)
 
+    /// A counter at zero.
     public init() {}
 
+    /// Adds one, from any thread.
     public func increment() { count.withValue { $0 += 1 } }
+    /// The count so far.
     public var value: Int { count.value }
 }
 

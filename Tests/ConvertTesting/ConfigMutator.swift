@@ -8,6 +8,7 @@ import Foundation
 public struct ConfigMutator {
     private var random: SeededGenerator
 
+    /// A mutator whose variants are fixed by `seed`, so a failing case replays.
     public init(seed: UInt64) { random = SeededGenerator(seed: seed) }
 
     /// One mutated document derived from `bytes` (a JSON config).

@@ -78,6 +78,8 @@ public enum SegmentShapes {
 
 /// Behaviour every ``ByteStore`` adapter must show.
 public enum ByteStoreContract {
+    /// Runs the checks on a store from `make` (a fresh, empty one); throws at the first behaviour
+    /// that differs.
     public static func verify(make: () throws -> any ByteStore) throws {
         let store = try make()
         try require(try store.read("missing") == nil, "a missing blob reads as nil")

@@ -62,8 +62,11 @@ public final class EventRecorder: Sendable {
 
     /// A wait that ran out.
     public struct WaitTimeout: Error, CustomStringConvertible {
+        /// The event waited for.
         public let event: SystemEvent
+        /// How many were expected.
         public let expected: Int
+        /// How many had arrived when the wait ran out.
         public let received: Int
 
         public var description: String { "waited for \(expected) \(event.rawValue) event(s), got \(received)" }

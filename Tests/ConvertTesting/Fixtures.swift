@@ -31,6 +31,7 @@ public enum Fixtures {
 
     /// Errors reading a fixture.
     public enum LoadError: Error, CustomStringConvertible {
+        /// The named file is not among the kit's resources.
         case missing(String)
 
         public var description: String {

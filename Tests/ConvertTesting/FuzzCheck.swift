@@ -6,8 +6,11 @@ import Foundation
 /// What the fuzz checks do with one input: decode it, and when it decodes, use everything in
 /// it — evaluate every rule set, bucket visitors in every experience, stringify every value.
 public enum FuzzCheck {
+    /// How an input ended: decoded (and used without a crash), or rejected with a typed error.
     public enum Result: Sendable {
+        /// The input decoded, with this many degradations reported.
         case decoded(degradations: Int)
+        /// The input was refused with this error.
         case rejected(ConfigDecodingError)
     }
 

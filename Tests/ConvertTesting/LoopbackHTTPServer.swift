@@ -18,6 +18,7 @@ import Darwin
 public final class LoopbackHTTPServer: Sendable {
     /// A request as it arrived.
     public struct Request: Sendable {
+        /// The method as sent (`GET`, `POST`).
         public let method: String
         /// The path without the query.
         public let path: String
@@ -25,14 +26,18 @@ public final class LoopbackHTTPServer: Sendable {
         public let query: [(name: String, value: String)]
         /// Header fields with lowercased names.
         public let headers: [String: String]
+        /// The body, empty when there was none.
         public let body: Data
 
+        /// The value of header `name` (case-insensitive); `nil` when absent.
         public func header(_ name: String) -> String? { headers[name.lowercased()] }
+        /// The value of the first query item named `name`; `nil` when absent.
         public func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
     }
 
     /// How the server answers one request.
     public indirect enum Reply: Sendable {
+        /// Answer with `status`, `headers` and `body` (`Content-Length` is added).
         case respond(status: Int, headers: [String: String] = [:], body: Data = Data())
         /// Close the connection without answering (the client sees a broken connection).
         case drop
@@ -44,6 +49,7 @@ public final class LoopbackHTTPServer: Sendable {
         case stream(status: Int, headers: [String: String], chunk: Data, repeats: Int, chunked: Bool)
     }
 
+    /// Chooses the reply to each request; called on the connection's own thread.
     public typealias Handler = @Sendable (Request) -> Reply
 
     private struct State {

@@ -5,6 +5,7 @@ import Foundation
 public final class RecordingLogSink: LogSink, Sendable {
     private let lines = Locked<[(LogLevel, String)]>([])
 
+    /// A sink with no lines yet.
     public init() {}
 
     public func log(_ level: LogLevel, _ message: String) {

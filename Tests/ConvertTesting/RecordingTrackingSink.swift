@@ -13,6 +13,7 @@ public final class RecordingTrackingSink: TrackingSink, Sendable {
     private let recorded = Locked<[TrackingEvent]>([])
     private let flushes = Locked(0)
 
+    /// A sink with no events yet.
     public init() {}
 
     public func enqueue(_ event: TrackingEvent) {

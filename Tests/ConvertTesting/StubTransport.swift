@@ -22,6 +22,7 @@ public final class StubTransport: HTTPTransport, Sendable {
 
     /// A request nobody stubbed.
     public struct Unstubbed: Error, CustomStringConvertible {
+        /// The request that found no stub.
         public let request: HTTPRequest
         public var description: String {
             "StubTransport: no answer stubbed for \(request.method.rawValue) \(request.url.absoluteString)"

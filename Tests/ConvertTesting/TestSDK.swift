@@ -14,11 +14,17 @@ import Foundation
 /// let context = harness.sdk.createContext(visitorId: "v1")
 /// ```
 public struct TestSDK: Sendable {
+    /// The SDK under test, wired to the doubles below.
     public let sdk: ConvertSwiftSDK
+    /// The config source; push a document to simulate a fetch.
     public let source: StubConfigSource
+    /// Every tracking event the SDK queued, in order.
     public let sink: RecordingTrackingSink
+    /// The visitor data store: sticky decisions, goals, segments.
     public let store: MemoryVisitorDataStore
+    /// The auto visitor id store.
     public let idStore: MemoryVisitorIdStore
+    /// Every log line (at `.debug` and above unless the configuration asks otherwise).
     public let logs: RecordingLogSink
 
     /// Builds an SDK that starts from `data` (or from nothing until the test pushes a config).
