@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
                 path: "Modules/ConvertVisitorTable"),
 
-        .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
+        .target(name: "ConvertTransport", dependencies: ["ConvertSupport"], path: "Modules/ConvertTransport"),
         .target(name: "ConvertQueue", dependencies: ["ConvertTracking", "ConvertStorage", "ConvertSupport",
                                                      "ConvertTransport", "ConvertVisitor"],
                 path: "Modules/ConvertQueue"),
