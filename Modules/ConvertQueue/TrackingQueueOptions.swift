@@ -1,3 +1,4 @@
+import ConvertSupport
 import ConvertTransport
 
 /// How the tracking queue batches, bounds and retries.
@@ -34,4 +35,7 @@ public struct TrackingQueueOptions: Sendable, Hashable {
         self.enrichData = enrichData
         self.maximumBatchBytes = max(1_024, maximumBatchBytes)
     }
+
+    /// ``retry`` as the package's backoff: what the queue waits between attempts.
+    var backoff: Backoff { retry.backoff }
 }
