@@ -99,7 +99,7 @@ let package = Package(
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore",
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertSupport", "ConvertCore",
                            "ConvertMemory",
                            "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor", "ConvertJSON"],
             path: "Tests/ConvertTesting",
