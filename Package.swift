@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
                 path: "Modules/ConvertVisitorTable"),
 
-        .target(name: "ConvertTransport", path: "Modules/ConvertTransport"),
+        .target(name: "ConvertTransport", dependencies: ["ConvertSupport"], path: "Modules/ConvertTransport"),
         .target(name: "ConvertQueue", dependencies: ["ConvertTracking", "ConvertStorage", "ConvertSupport",
                                                      "ConvertTransport", "ConvertVisitor"],
                 path: "Modules/ConvertQueue"),
@@ -99,7 +99,7 @@ let package = Package(
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertCore",
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertSupport", "ConvertCore",
                            "ConvertMemory",
                            "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor", "ConvertJSON"],
             path: "Tests/ConvertTesting",

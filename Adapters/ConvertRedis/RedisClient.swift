@@ -29,8 +29,8 @@ public final class RedisClient: Sendable {
         var idle: [RedisConnection] = []
         var closed = false
         var consecutiveConnectFailures = 0
-        /// No connect attempt before this instant.
-        var retryAt: ContinuousClock.Instant?
+        /// No connect attempt before this instant of ``clock``.
+        var retryAt: Duration?
         var lastConnectFailure: RedisError?
     }
 
@@ -45,10 +45,17 @@ public final class RedisClient: Sendable {
     private let permits: DispatchSemaphore
     /// Where the `async` overloads run their blocking I/O.
     private let queue = DispatchQueue(label: "ConvertRedis.client", attributes: .concurrent)
+    /// Measures the reconnect backoff (socket deadlines are the kernel's, on the system clock).
+    private let clock: any SleepClock
+    /// The waits between connect attempts.
+    private let reconnectBackoff: Backoff
 
-    /// A client for `configuration`; connects lazily, on the first call.
-    public init(configuration: RedisConfiguration) {
+    /// A client for `configuration`; connects lazily, on the first call. The reconnect backoff
+    /// is measured on `clock`.
+    public init(configuration: RedisConfiguration, clock: any SleepClock = .continuous) {
         self.configuration = configuration
+        self.clock = clock
+        reconnectBackoff = Backoff(initial: configuration.reconnectBackoffInitial, maximum: configuration.reconnectBackoffMax)
         permits = DispatchSemaphore(value: max(configuration.poolSize, 1))
     }
 
@@ -255,7 +262,7 @@ public final class RedisClient: Sendable {
             let step = state.withValue { state -> Step in
                 if state.closed { return .fail(.clientClosed) }
                 if let idle = state.idle.popLast() { return .use(idle) }
-                let now = ContinuousClock.now
+                let now = clock.elapsed
                 if let retryAt = state.retryAt {
                     if now < retryAt {
                         return .fail(.connectionFailed(reason: "server unavailable, next connect attempt in "
@@ -263,7 +270,7 @@ public final class RedisClient: Sendable {
                             + "\(state.lastConnectFailure.map(Self.reason) ?? "failed"))"))
                     }
                     // This caller probes; the others keep failing fast until it is done.
-                    state.retryAt = now + backoff(afterFailures: state.consecutiveConnectFailures)
+                    state.retryAt = now + reconnectBackoff.delay(afterFailures: state.consecutiveConnectFailures)
                 }
                 return .connect
             }
@@ -287,7 +294,7 @@ public final class RedisClient: Sendable {
                     case .connectionFailed, .timeout:
                         state.withValue { state in
                             state.consecutiveConnectFailures += 1
-                            state.retryAt = .now + backoff(afterFailures: state.consecutiveConnectFailures)
+                            state.retryAt = clock.elapsed + reconnectBackoff.delay(afterFailures: state.consecutiveConnectFailures)
                             state.lastConnectFailure = error
                         }
                     default:
@@ -308,16 +315,6 @@ public final class RedisClient: Sendable {
         }
         discard?.close()
         permits.signal()
-    }
-
-    /// `initial × 2^(failures - 1)`, at most the configured maximum.
-    private func backoff(afterFailures failures: Int) -> Duration {
-        var wait = configuration.reconnectBackoffInitial
-        for _ in 1..<max(failures, 1) {
-            wait *= 2
-            if wait >= configuration.reconnectBackoffMax { return configuration.reconnectBackoffMax }
-        }
-        return min(wait, configuration.reconnectBackoffMax)
     }
 
     private static func reason(_ error: RedisError) -> String {

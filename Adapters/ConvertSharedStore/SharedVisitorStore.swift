@@ -1,12 +1,12 @@
-import ConvertMemory
 import ConvertStorage
 import ConvertSupport
 import ConvertVisitor
 import Foundation
 
 /// Visitor data shared by several SDK instances through a ``VisitorDataBackend`` (Redis):
-/// decisions read and write a local in-memory store, a visitor is loaded from the backend
-/// before a request is decided, and changes are written behind in batches.
+/// decisions read and write a local store (any ``VisitorDataStore``; a memory store unless
+/// another is given), a visitor is loaded from the backend before a request is decided, and
+/// changes are written behind in batches.
 ///
 /// ```swift
 /// let store = SharedVisitorStore(backend: RedisVisitorBackend(client: redis))
@@ -25,7 +25,7 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         public var writeBehind: Duration
         /// Visitors written per backend round trip.
         public var batchSize: Int
-        /// The first retry delay after a failed write; doubled up to `maximumRetryDelay`.
+        /// The first retry delay after a failed write; doubled up to `maximumRetryDelay` (no jitter).
         public var retryDelay: Duration
         /// The longest delay between retries.
         public var maximumRetryDelay: Duration
@@ -42,6 +42,9 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
             self.maximumRetryDelay = maximumRetryDelay
             self.maximumPendingVisitors = max(1, maximumPendingVisitors)
         }
+
+        /// The waits between failed writes.
+        var retryBackoff: Backoff { Backoff(initial: retryDelay, maximum: maximumRetryDelay) }
     }
 
     /// What the store did with the backend.
@@ -83,19 +86,23 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         var counters = Counters()
         /// Warnings per kind, at most one line per 10 s each (on the store's clock).
         var warnings: [String: RateLimitedCount] = [:]
+        /// Callers waiting for writes in flight to end; woken after each write.
+        var writeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let local: MemoryVisitorDataStore
+    private let local: any VisitorDataStore
     private let backend: any VisitorDataBackend
     private let options: Options
     private let log: SDKLog
     private let clock: any SleepClock
     private let state = Locked(State())
 
-    /// A shared store over `backend`, holding up to `capacity` visitors locally.
-    public init(backend: any VisitorDataBackend, capacity: Int = MemoryVisitorDataStore.defaultCapacity,
+    /// A shared store over `backend` whose decisions read and write `local`: this instance's
+    /// copy, which the store loads into and writes behind from. Give it a store no one else
+    /// writes to. Write retries and warnings are timed on `clock`.
+    public init(backend: any VisitorDataBackend, local: any VisitorDataStore,
                 options: Options = Options(), log: SDKLog = .silent, clock: any SleepClock = .continuous) {
-        local = MemoryVisitorDataStore(capacity: capacity)
+        self.local = local
         self.backend = backend
         self.options = options
         self.log = log
@@ -128,8 +135,8 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         return result
     }
 
-    /// Writes every pending change now, and waits for writes already on their way; returns how
-    /// many visitors this call wrote.
+    /// Writes every pending change now, waits for writes already on their way, then flushes the
+    /// local store; returns how many visitors this call wrote to the backend.
     public func flush() async -> Int {
         var written = 0
         while let batch = takeBatch() {
@@ -137,14 +144,27 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
             written += batch.count
         }
         await waitForWrites { !$0.isEmpty }
+        _ = await local.flush()
         return written
     }
 
-    /// Waits while `busy` holds for the in-flight keys (writes are bounded by the backend's
-    /// deadlines, so this ends).
+    /// Finishes loading the local store.
+    public func prepare() async {
+        await local.prepare()
+    }
+
+    /// Waits while `busy` holds for the in-flight keys, woken as each write ends (writes are
+    /// bounded by the backend's deadlines, so this ends).
     private func waitForWrites(_ busy: ([VisitorKey: Int]) -> Bool) async {
         while state.withValue({ busy($0.inFlight) }) {
-            try? await Task.sleep(for: .milliseconds(1))
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let stillBusy = state.withValue { state -> Bool in
+                    guard busy(state.inFlight) else { return false }
+                    state.writeWaiters.append(continuation)
+                    return true
+                }
+                if !stillBusy { continuation.resume() }
+            }
         }
     }
 
@@ -238,7 +258,7 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
     private func runWriter() async {
         while true {
             let failures = state.withValue { $0.failures }
-            let delay = failures == 0 ? options.writeBehind : retryDelay(after: failures)
+            let delay = failures == 0 ? options.writeBehind : options.retryBackoff.delay(afterFailures: failures)
             try? await clock.sleep(for: delay)
             let batch: [VisitorKey]? = state.withValue { state in
                 guard let batch = takeBatch(&state) else {
@@ -254,22 +274,19 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         }
     }
 
-    private func retryDelay(after failures: Int) -> Duration {
-        var delay = options.retryDelay
-        for _ in 1..<min(failures, 30) where delay < options.maximumRetryDelay { delay = delay * 2 }
-        return min(delay, options.maximumRetryDelay)
-    }
-
     /// Writes the keys' current data; on failure they are marked again for a retry.
     private func write(_ keys: [VisitorKey]) async -> Bool {
         state.withValue { state in for key in keys { state.inFlight[key, default: 0] += 1 } }
         defer {
-            state.withValue { state in
+            let waiters = state.withValue { state in
                 for key in keys {
                     let left = (state.inFlight[key] ?? 1) - 1
                     state.inFlight[key] = left > 0 ? left : nil
                 }
+                defer { state.writeWaiters = [] }
+                return state.writeWaiters
             }
+            for waiter in waiters { waiter.resume() }
         }
         let records = keys.compactMap { key in local.data(for: key).map { (key, $0) } }
         guard !records.isEmpty else { return true }
@@ -299,11 +316,11 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
         }
     }
 
-    /// A warning at most once per 10 s per kind.
+    /// A warning at most once per 10 s per kind, on the store's clock.
     private func warn(_ kind: String, _ message: String) {
         let now = clock.elapsed
         let due = state.withValue { state -> Bool in
-            state.warnings[kind, default: RateLimitedCount(interval: .seconds(10))].note(now: now) != nil
+            state.warnings[kind, default: RateLimitedCount()].note(now: now) != nil
         }
         if due { log.warn("shared visitor store: \(message)") }
     }

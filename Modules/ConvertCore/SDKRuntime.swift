@@ -17,7 +17,7 @@ final class SDKRuntime: @unchecked Sendable {
     private var overrides = DecisionOverrides()
     private var hooks: [any EvaluationHook] = []
     /// Hook failures, reported at most once per 10 s (on the sleep clock).
-    let hookFailures = Locked(RateLimitedCount(interval: .seconds(10)))
+    let hookFailures = Locked(RateLimitedCount())
 
     let configuration: ConvertConfiguration
     let ports: ConvertPorts

@@ -17,7 +17,7 @@ final class PendingBuffer: Sendable {
         var open = true
         /// The ordinal the next entry gets; ordinals order every entry the queue ever held.
         var nextOrdinal: UInt64 = 0
-        var drops = RateLimitedCount(interval: .seconds(10))
+        var drops = RateLimitedCount()
 
         /// Drops consumed slots once they dominate the array.
         mutating func compactIfNeeded() {

@@ -1,19 +1,21 @@
 import ConvertTracking
 import ConvertStorage
 import ConvertSupport
-import ConvertTransport
 import Foundation
 
 /// Batches tracking events and delivers them to the tracking API, losing none.
 ///
 /// `enqueue` is synchronous and cheap: it journals the event (when a journal is given) and
-/// appends it to a bounded buffer. A single delivery loop on the actor sends a batch when
-/// `batchSize` events are pending or `releaseInterval` after the first pending one. Answers
-/// are classified as SPEC §7 says: a 2xx acknowledges the batch (in the journal too) and fires
-/// `api.queue.released`; 408, 429, 5xx and network failures resend the same batch (never joined
-/// by later events) after an exponential backoff with jitter that new events do not cut short; any other 4xx refuses the batch, which is split in halves until the
-/// refused events stand alone and are given up (counted as ``TrackingCounters/rejected``), so a
-/// bad event never stalls the ones behind it. At start, events left in the journal go first.
+/// appends it to a bounded buffer. A single delivery loop on the actor hands a batch to its
+/// ``TrackingDelivery`` (``HTTPTrackingDelivery`` unless another is given) when `batchSize`
+/// events are pending or `releaseInterval` after the first pending one, and acts on the
+/// delivery's ``TrackingDeliveryAnswer`` (over HTTP, SPEC §7's classes): delivered
+/// acknowledges the batch (in the journal too) and fires `api.queue.released`; retry-later
+/// (408, 429, 5xx, network failures) resends the same batch (never joined by later events)
+/// after an exponential backoff with jitter that new events do not cut short; refused (any
+/// other 4xx) splits the batch in halves until the refused events stand alone and are given up
+/// (counted as ``TrackingCounters/rejected``), so a bad event never stalls the ones behind it.
+/// At start, events left in the journal go first.
 ///
 /// Drop policy: when `capacity` events are pending, or after ``shutdown(timeout:)`` or
 /// ``stop()``, new events are refused, counted in ``TrackingCounters/dropped`` and logged at
@@ -26,16 +28,6 @@ public actor TrackingQueue: TrackingSink {
         let event: TrackingEvent
     }
 
-    /// How the server (or the network) answered one batch.
-    enum Answer {
-        case delivered
-        case retry(after: Duration?)
-        case refused(status: Int)
-        case unsendable
-        /// The body is over ``TrackingQueueOptions/maximumBatchBytes``: send it in halves.
-        case split
-    }
-
     private struct FlushWaiter {
         let id: UInt64
         let target: UInt64
@@ -45,8 +37,8 @@ public actor TrackingQueue: TrackingSink {
     }
 
     nonisolated let buffer: PendingBuffer
-    private let transport: any HTTPTransport
-    private let endpoint: TrackingEndpoint
+    /// Carries batches out and classifies the answers; the queue knows nothing else of the transport.
+    private let delivery: any TrackingDelivery
     private let options: TrackingQueueOptions
     private let journal: (any EventJournal)?
     /// Told the size of each batch the server acknowledged (the SDK fires `api.queue.released`).
@@ -66,21 +58,22 @@ public actor TrackingQueue: TrackingSink {
     private var nextWaiterId: UInt64 = 0
     private var cutBackoff = false
     private var draining = false
-    private var refusals = RateLimitedCount(interval: .seconds(10))
+    private var refusals = RateLimitedCount()
     private var judge = RefusalJudge()
     /// Whether a backlog left by failures (or recovered from the journal) is draining: only then
     /// does a request carry up to `maximumBatchEvents`. Otherwise it carries `batchSize`, so
     /// a process that exits or is killed repeats at most that many events.
     private var drainingBacklog = false
 
-    /// Creates a queue and starts its delivery loop; recovered journal entries go first.
-    /// Intervals and timeouts are measured on `clock`; `released` is told the size of each
-    /// batch the server acknowledges.
-    public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),
+    /// Creates a queue handing its batches to `delivery` and starts its delivery loop; recovered
+    /// journal entries go first. Batching, bounds, retries, the journal and refusal judging work
+    /// as for HTTP; `options`' body fields and byte bound are the HTTP delivery's and are not
+    /// read here. Intervals and timeouts are measured on `clock`; `released` is told the size of
+    /// each batch `delivery` reports delivered.
+    public init(delivery: any TrackingDelivery, options: TrackingQueueOptions = TrackingQueueOptions(),
                 journal: (any EventJournal)? = nil, log: SDKLog = .silent, clock: any SleepClock = .continuous,
                 released: (@Sendable (Int) -> Void)? = nil) {
-        self.transport = transport
-        self.endpoint = endpoint
+        self.delivery = delivery
         self.options = options
         self.journal = journal
         self.released = released
@@ -262,30 +255,30 @@ public actor TrackingQueue: TrackingSink {
                 failures = 0
                 // Each suspect is sent once more, alone, first: now the server takes events.
                 units.insert(contentsOf: judge.accepted(batch).map { [$0] }, at: 0)
-            case .unsendable:
+            case .undeliverable:
                 break
-            case .refused(let status):
-                if refused(batch, status: status) {
+            case .tooLarge:
+                if batch.count > 1 { splitInHalves(batch) }
+            case .refused(let reason):
+                if refused(batch, reason: reason) {
                     // An outage, not bad data: the events wait and are sent again after a backoff.
                     drainingBacklog = true
                     buffer.countFailure(retrying: 0)
                     settleWaiters()
-                    let delay = options.retry.delay(attempt: failures)
+                    let delay = options.backoff.delay(attempt: failures)
                     failures += 1
-                    log.warn("tracking: the server refuses every event on its own (HTTP \(status)); "
+                    log.warn("tracking: the server refuses every event on its own (\(reason)); "
                              + "keeping them and retrying in \(delay)")
                     await backoff(delay)
                 }
-            case .split:
-                splitInHalves(batch)
-            case .retry(let after):
+            case .retryLater(let after, _):
                 // A retry resends the batch as it was: in front, in order, never joined by later events.
                 units.insert(batch, at: 0)
                 drainingBacklog = true
                 buffer.countFailure(retrying: batch.count)
                 settleWaiters()
-                var delay = options.retry.delay(attempt: failures)
-                if let after { delay = max(delay, min(after, options.retry.maximum)) }
+                var delay = options.backoff.delay(attempt: failures)
+                if let after { delay = max(delay, min(after, options.backoff.maximum)) }
                 failures += 1
                 await backoff(delay)
             }
@@ -310,7 +303,7 @@ public actor TrackingQueue: TrackingSink {
     /// Splits a refused batch, or has ``RefusalJudge`` judge an event refused on its own.
     /// Returns true for an outage: the events are kept behind the other pending batches, and
     /// the caller backs off.
-    private func refused(_ batch: [Entry], status: Int) -> Bool {
+    private func refused(_ batch: [Entry], reason: String) -> Bool {
         judge.refused(batch)
         guard batch.count == 1, let entry = batch.first else {
             splitInHalves(batch)
@@ -318,7 +311,7 @@ public actor TrackingQueue: TrackingSink {
         }
         switch judge.judge(entry, nothingElsePending: units.isEmpty && buffer.count == 0) {
         case .bad:
-            giveUp(entry, status: status)
+            giveUp(entry, reason: reason)
             return false
         case .suspect:
             return false
@@ -334,65 +327,51 @@ public actor TrackingQueue: TrackingSink {
         units.insert(contentsOf: [Array(batch[..<half]), Array(batch[half...])], at: 0)
     }
 
-    private func giveUp(_ entry: Entry, status: Int) {
+    private func giveUp(_ entry: Entry, reason: String) {
         do {
             try journal?.acknowledge(entry.sequence.map { [$0] } ?? [])
         } catch {
             log.error("tracking journal acknowledgement failed (the refused event may be sent again after a restart): \(error)")
         }
         buffer.settle(rejected: 1)
-        if let count = refusals.note(now: clock.elapsed) {
-            log.warn("tracking: the server refused \(count) event(s) on their own (last: HTTP \(status)); given up")
+        if let count = refusals.note(on: clock) {
+            log.warn("tracking: the server refused \(count) event(s) on their own (last: \(reason)); given up")
         }
     }
 
-    /// Sends one batch and records what the answer settles.
-    private func deliver(_ batch: [Entry]) async -> Answer {
-        let events = batch.map(\.event)
-        let body: Data
-        let url: URL
-        do {
-            body = try TrackingBatch(events: events, source: options.source, enrichData: options.enrichData).encoded()
-            url = try endpoint.url(accountId: events[0].accountId, projectId: events[0].projectId)
-        } catch {
-            log.error("tracking batch cannot be sent: \(error); \(batch.count) event(s) dropped")
-            try? journal?.acknowledge(batch.compactMap(\.sequence))
-            buffer.settle(dropped: batch.count)
-            return .unsendable
-        }
-        if body.count > options.maximumBatchBytes {
-            if batch.count > 1 { return .split }
-            log.error("a tracking event of \(body.count) bytes is over the \(options.maximumBatchBytes)-byte request limit; dropped")
-            try? journal?.acknowledge(batch.compactMap(\.sequence))
-            buffer.settle(dropped: 1)
-            return .unsendable
-        }
-        let request = HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body,
-                                  timeout: options.requestTimeout)
-        let response: HTTPResponse
-        do {
-            response = try await transport.sendAsConvertAgent(request)
-        } catch {
-            log.warn("tracking delivery failed: \(error); \(batch.count) event(s) will be retried")
-            return .retry(after: nil)
-        }
-        switch response.status {
-        case 200..<300:
+    /// Hands one batch to the delivery and records what its answer settles: an acknowledgement,
+    /// or a drop; retries and refusals are the loop's.
+    private func deliver(_ batch: [Entry]) async -> TrackingDeliveryAnswer {
+        let answer = await delivery.deliver(batch.map(\.event))
+        switch answer {
+        case .delivered:
+            do {
+                try journal?.acknowledge(batch.compactMap(\.sequence))
+            } catch {
+                log.error("tracking journal acknowledgement failed (events may be sent again after a restart): \(error)")
+            }
+            buffer.settle(sent: batch.count)
+            log.debug("tracking batch of \(batch.count) event(s) delivered")
+            released?(batch.count)
+        case .undeliverable(let reason):
+            log.error("tracking batch cannot be sent: \(reason); \(batch.count) event(s) dropped")
+            drop(batch)
+        case .tooLarge(let reason):
+            // A batch is split by the loop; an event alone cannot be.
+            guard batch.count == 1 else { break }
+            log.error("\(reason); dropped")
+            drop(batch)
+        case .retryLater(_, let reason):
+            log.warn("tracking delivery \(reason); \(batch.count) event(s) will be retried")
+        case .refused:
             break
-        case 408, 429, 500...:
-            log.warn("tracking delivery answered HTTP \(response.status); \(batch.count) event(s) will be retried")
-            return .retry(after: response.retryAfter)
-        default:
-            return .refused(status: response.status)
         }
-        do {
-            try journal?.acknowledge(batch.compactMap(\.sequence))
-        } catch {
-            log.error("tracking journal acknowledgement failed (events may be sent again after a restart): \(error)")
-        }
-        buffer.settle(sent: batch.count)
-        log.debug("tracking batch of \(batch.count) event(s) delivered")
-        released?(batch.count)
-        return .delivered
+        return answer
+    }
+
+    /// Gives `batch` up as dropped: acknowledged in the journal, counted.
+    private func drop(_ batch: [Entry]) {
+        try? journal?.acknowledge(batch.compactMap(\.sequence))
+        buffer.settle(dropped: batch.count)
     }
 }

@@ -1,3 +1,4 @@
+import ConvertSupport
 import ConvertTransport
 
 /// How the tracking queue batches, bounds and retries.
@@ -10,7 +11,8 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     /// recovered from the journal) drains; otherwise a request carries `batchSize`.
     public var maximumBatchEvents: Int
     /// The largest request body: a batch over it is split, and an event over it on its own is
-    /// dropped and counted (a runaway goal value must not become a 200 MB POST).
+    /// dropped and counted (a runaway goal value must not become a 200 MB POST). Read by
+    /// ``HTTPTrackingDelivery``, as are `source` and `enrichData`.
     public var maximumBatchBytes: Int
     /// The most events held; past it new events are dropped and counted (see ``TrackingCounters``).
     public var capacity: Int
@@ -39,4 +41,7 @@ public struct TrackingQueueOptions: Sendable, Hashable {
         self.enrichData = enrichData
         self.maximumBatchBytes = max(1_024, maximumBatchBytes)
     }
+
+    /// ``retry`` as the package's backoff: what the queue waits between attempts.
+    var backoff: Backoff { retry.backoff }
 }

@@ -124,7 +124,9 @@ extension TrackingSink {
         return true
     }
 
-    /// Sinks without background work flush once.
+    /// Sinks without background work flush once. This default cannot stop the sink taking
+    /// events afterwards, as the requirement says it must: a sink that can be shut down
+    /// implements this itself (`TrackingSinkContract` in ConvertTesting checks it).
     public func shutdown(timeout: Duration) async -> TrackingShutdown {
         let before = counters.sent
         _ = await flush(timeout: timeout)
