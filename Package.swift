@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "ConvertEvents", targets: ["ConvertEvents"]),
         .library(name: "ConvertTracking", targets: ["ConvertTracking"]),
         .library(name: "ConvertSupport", targets: ["ConvertSupport"]),
+        .library(name: "ConvertEnvironment", targets: ["ConvertEnvironment"]),
+        .library(name: "ConvertSynchronization", targets: ["ConvertSynchronization"]),
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
         .library(name: "ConvertVisitorTable", targets: ["ConvertVisitorTable"]),
         .library(name: "ConvertCore", targets: ["ConvertCore"]),
@@ -47,50 +49,52 @@ let package = Package(
         // What the SDK knows of a visitor beside the config: report segments, conversion data.
         .target(name: "ConvertVisitor", dependencies: ["ConvertJSON"], path: "Modules/ConvertVisitor"),
 
-        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSupport", "ConvertTracking"],
+        .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSynchronization", "ConvertTracking"],
                 path: "Modules/ConvertEvents"),
         // Tracking events and the sink port: what delivery needs, without the config model.
         .target(name: "ConvertTracking", dependencies: ["ConvertVisitor"], path: "Modules/ConvertTracking"),
 
-        .target(name: "ConvertSupport", path: "Modules/ConvertSupport"),
-        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSupport"], path: "Modules/ConvertStorage"),
+        .target(name: "ConvertEnvironment", path: "Modules/ConvertEnvironment"),
+        .target(name: "ConvertSynchronization", path: "Modules/ConvertSynchronization"),
+        .target(name: "ConvertSupport", dependencies: ["ConvertEnvironment", "ConvertSynchronization"], path: "Modules/ConvertSupport"),
+        .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSynchronization"], path: "Modules/ConvertStorage"),
         // The in-memory structure stores are built on (ports and their values stay in Storage).
         .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
                 path: "Modules/ConvertVisitorTable"),
 
-        .target(name: "ConvertTransport", dependencies: ["ConvertSupport"], path: "Modules/ConvertTransport"),
-        .target(name: "ConvertQueue", dependencies: ["ConvertTracking", "ConvertStorage", "ConvertSupport",
+        .target(name: "ConvertTransport", dependencies: ["ConvertEnvironment"], path: "Modules/ConvertTransport"),
+        .target(name: "ConvertQueue", dependencies: ["ConvertTracking", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization",
                                                      "ConvertTransport", "ConvertVisitor"],
                 path: "Modules/ConvertQueue"),
-        .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertSupport",
+        .target(name: "ConvertConfigLoader", dependencies: ["ConvertModel", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization",
                                                             "ConvertTransport"],
                 path: "Modules/ConvertConfigLoader"),
 
         // The façade: decisions, features, conversions, segments; takes its ports by a public init.
         .target(
             name: "ConvertCore",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertSupport", "ConvertHashing",
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertHashing",
                            "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
             path: "Modules/ConvertCore"),
 
         // Adapters.
-        .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSupport"], path: "Adapters/ConvertMemory"),
-        .target(name: "ConvertFileStorage", dependencies: ["ConvertJSON", "ConvertStorage", "ConvertSupport", "ConvertVisitor", "ConvertVisitorTable"],
+        .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSynchronization"], path: "Adapters/ConvertMemory"),
+        .target(name: "ConvertFileStorage", dependencies: ["ConvertJSON", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor", "ConvertVisitorTable"],
                 path: "Adapters/ConvertFileStorage"),
-        .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSupport"],
+        .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSynchronization"],
                 path: "Adapters/ConvertURLSessionTransport"),
         // A local memory store written behind to a shared VisitorDataBackend (several instances).
-        .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertMemory", "ConvertSupport", "ConvertVisitor"],
+        .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertMemory", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor"],
                 path: "Adapters/ConvertSharedStore"),
         // A Redis client speaking RESP2 over POSIX sockets.
-        .target(name: "ConvertRedis", dependencies: ["ConvertSupport", "ConvertStorage", "ConvertVisitor", "ConvertJSON"], path: "Adapters/ConvertRedis"),
+        .target(name: "ConvertRedis", dependencies: ["ConvertEnvironment", "ConvertSynchronization", "ConvertStorage", "ConvertVisitor", "ConvertJSON"], path: "Adapters/ConvertRedis"),
 
         // The umbrella: re-exports the façade and wires the default adapters.
         .target(
             name: "ConvertSwiftSDK",
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
                            "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertModel",
-                           "ConvertRules", "ConvertStorage", "ConvertSupport", "ConvertVisitor"],
+                           "ConvertRules", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor"],
             path: "Modules/ConvertSwiftSDK",
             // Apple's privacy manifest: file timestamps are read (the storage files' own), nothing
             // is tracked for advertising, no tracking domains.
@@ -99,7 +103,7 @@ let package = Package(
         // Test support shipped as a product.
         .target(
             name: "ConvertTesting",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertSupport", "ConvertCore",
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertCore",
                            "ConvertMemory",
                            "ConvertTransport", "ConvertBucketing", "ConvertRules", "ConvertVisitor", "ConvertJSON"],
             path: "Tests/ConvertTesting",
@@ -123,7 +127,7 @@ let package = Package(
             name: "CustomBuild",
             dependencies: ["ConvertCore", "ConvertConfigLoader", "ConvertFileStorage", "ConvertQueue",
                            "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel", "ConvertStorage",
-                           "ConvertSupport", "ConvertTransport", "ConvertRules"],
+                           "ConvertEnvironment", "ConvertTransport", "ConvertRules"],
             path: "Examples/CustomBuild"),
         .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertTransport"], path: "Examples/InMemory"),
         // Two SDK instances sharing visitor data through Redis.
@@ -180,7 +184,7 @@ let package = Package(
             path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         // Starts its own redis-server; skipped when none is installed.
-        .testTarget(name: "ConvertRedisTests", dependencies: ["ConvertRedis", "ConvertSupport", "ConvertCore", "ConvertEvents",
+        .testTarget(name: "ConvertRedisTests", dependencies: ["ConvertRedis", "ConvertEnvironment", "ConvertSynchronization", "ConvertCore", "ConvertEvents",
                                                               "ConvertMemory", "ConvertSharedStore", "ConvertStorage",
                                                               "ConvertTesting", "ConvertVisitor", "ConvertJSON"],
                     path: "Tests/ConvertRedisTests"),
@@ -188,7 +192,7 @@ let package = Package(
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(
             name: "ConvertCoreTests",
-            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertSupport", "ConvertSharedStore",
+            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertEnvironment", "ConvertSynchronization", "ConvertSharedStore",
                            "ConvertEvents", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable"],
             path: "Tests/ConvertCoreTests"),
     ],

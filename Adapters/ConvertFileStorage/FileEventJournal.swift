@@ -1,5 +1,6 @@
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// A journal file of pending tracking records, safe for several processes on one directory.

@@ -1,5 +1,5 @@
 import ConvertStorage
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// Blobs in memory.

@@ -1,5 +1,5 @@
 import ConvertStorage
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// An in-process ``VisitorDataBackend`` with the shared store's semantics (first writer wins

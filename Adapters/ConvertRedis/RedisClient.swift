@@ -1,4 +1,5 @@
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Dispatch
 import Foundation
 

@@ -2,7 +2,7 @@
 // memory store. The store itself works on any `VisitorDataStore`.
 import ConvertMemory
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 
 extension SharedVisitorStore {
     /// A shared store over `backend`, holding up to `capacity` visitors locally in a

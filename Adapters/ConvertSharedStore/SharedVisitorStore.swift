@@ -1,5 +1,6 @@
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import ConvertVisitor
 import Foundation
 

@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import ConvertTransport
 import Foundation
 #if canImport(FoundationNetworking)

@@ -12,7 +12,7 @@ import ConvertModel
 import ConvertQueue
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation

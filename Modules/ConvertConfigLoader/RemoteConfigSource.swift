@@ -1,6 +1,7 @@
 import ConvertModel
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import ConvertTransport
 import Foundation
 

@@ -1,5 +1,5 @@
 import ConvertHashing
-import ConvertSupport
+import ConvertEnvironment
 import Foundation
 
 /// How fresh the CDN may serve the config.

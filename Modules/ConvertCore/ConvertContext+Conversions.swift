@@ -2,7 +2,7 @@ import ConvertStorage
 import ConvertEvents
 import ConvertModel
 import ConvertRules
-import ConvertSupport
+import ConvertEnvironment
 import ConvertVisitor
 
 extension ConvertContext {

@@ -2,7 +2,6 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
 
 extension ConvertContext {
     /// Decides the experience with `key` for this visitor: the stored decision when there is one

@@ -1,6 +1,6 @@
 import ConvertModel
 import ConvertRules
-import ConvertSupport
+import ConvertEnvironment
 
 extension ConvertContext {
     /// The feature with `key` for this visitor: enabled with its variables when an experience

@@ -2,7 +2,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import ConvertVisitor
 
 extension ConvertContext {

@@ -3,7 +3,8 @@ import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import ConvertVisitor
 import Foundation
 

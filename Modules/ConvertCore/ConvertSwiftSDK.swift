@@ -2,7 +2,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import Foundation
 
 /// The SDK: holds the config, hands out visitor contexts, announces what happens.

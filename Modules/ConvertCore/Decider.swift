@@ -2,7 +2,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 
 /// Decides and records for one call of one visitor: experiences and features through
 /// ``DecisionEngine``, then the one store write a change needs, tracking, announcements and

@@ -1,6 +1,7 @@
 import ConvertEvents
 import ConvertRules
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 
 /// What a hook is told about one evaluation: which flag, for whom, with which attributes.
 public struct HookContext: Sendable {

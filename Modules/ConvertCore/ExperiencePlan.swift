@@ -4,7 +4,6 @@ import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
 import Foundation
 
 /// What deciding one experience reads, gathered in one immutable object of this module so the

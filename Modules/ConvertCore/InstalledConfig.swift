@@ -4,7 +4,6 @@ import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
 import Foundation
 
 /// The installed config together with what decisions need alongside it; a class so that

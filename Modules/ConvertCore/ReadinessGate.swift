@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// A latch that opens once (or fails once) and releases every waiter.

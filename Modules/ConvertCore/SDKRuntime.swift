@@ -4,7 +4,8 @@ import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// The state every context shares: config, readiness, ports, tracking switch.

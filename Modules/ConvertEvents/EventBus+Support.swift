@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// Cancels exactly one subscription. Cancelling twice is harmless.

@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// Marks a type as an event that can travel through an ``EventBus``.

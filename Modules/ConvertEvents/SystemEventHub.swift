@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import Dispatch
 import Foundation
 

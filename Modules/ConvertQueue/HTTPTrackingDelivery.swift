@@ -1,5 +1,5 @@
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import ConvertTracking
 import ConvertTransport
 import Foundation

@@ -1,5 +1,6 @@
 import ConvertTracking
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// The queue's pending events and counters, behind one lock so `enqueue` never waits for the actor.

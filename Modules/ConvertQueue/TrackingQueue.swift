@@ -1,6 +1,6 @@
 import ConvertTracking
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import Foundation
 
 /// Batches tracking events and delivers them to the tracking API, losing none.

@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertEnvironment
 import ConvertTransport
 
 /// How the tracking queue batches, bounds and retries.

@@ -1,4 +1,5 @@
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// Wakes one waiting task, or lets it wake itself at a deadline of `clock`. A signal sent while

@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 
 /// The delivery loop's task, reachable without the actor so a released owner can stop it.
 final class WorkerHandle: Sendable {

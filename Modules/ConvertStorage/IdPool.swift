@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// A small integer standing for an id string (experience, variation, location, goal) in

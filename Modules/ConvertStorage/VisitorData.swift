@@ -1,5 +1,5 @@
 import ConvertJSON
-import ConvertSupport
+import ConvertSynchronization
 import ConvertVisitor
 import Foundation
 

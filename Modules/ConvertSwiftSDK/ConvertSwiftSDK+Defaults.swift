@@ -8,7 +8,8 @@
 @_exported import ConvertQueue
 @_exported import ConvertRules
 @_exported import ConvertStorage
-@_exported import ConvertSupport
+@_exported import ConvertEnvironment
+@_exported import ConvertSynchronization
 @_exported import ConvertVisitor
 import ConvertTransport
 import ConvertConfigLoader

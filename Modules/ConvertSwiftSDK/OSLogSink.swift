@@ -1,5 +1,5 @@
 #if canImport(os)
-import ConvertSupport
+import ConvertEnvironment
 import os
 
 /// Writes the SDK's log lines to Apple's unified logging (`os.Logger`), where Console and

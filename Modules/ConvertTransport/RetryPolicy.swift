@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertEnvironment
 
 /// Exponential backoff with jitter: attempt n waits a random time in
 /// `[delay/2, delay]`, where `delay = min(maximum, initial * 2^n)`.

@@ -2,7 +2,7 @@ import ConvertCore
 import ConvertEvents
 import ConvertModel
 import ConvertRules
-import ConvertSupport
+import ConvertSynchronization
 import ConvertTesting
 import Foundation
 import Testing

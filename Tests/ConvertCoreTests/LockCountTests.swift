@@ -1,7 +1,7 @@
 import ConvertCore
 import ConvertEvents
 import ConvertModel
-import ConvertSupport
+import ConvertSynchronization
 import ConvertTesting
 import Foundation
 import Testing

@@ -1,7 +1,8 @@
 import ConvertMemory
 import ConvertSharedStore
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import ConvertTesting
 import Foundation
 import Testing

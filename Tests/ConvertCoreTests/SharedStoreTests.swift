@@ -5,7 +5,7 @@ import ConvertModel
 import ConvertRules
 import ConvertSharedStore
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import ConvertTesting
 import Foundation
 import Testing

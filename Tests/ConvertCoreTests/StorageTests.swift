@@ -2,7 +2,8 @@ import ConvertCore
 import ConvertMemory
 import ConvertModel
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import ConvertTesting
 import ConvertVisitor
 import ConvertVisitorTable

@@ -3,7 +3,7 @@ import ConvertEvents
 import ConvertMemory
 import ConvertModel
 import ConvertRules
-import ConvertSupport
+import ConvertSynchronization
 import ConvertTesting
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import ConvertCore
 import ConvertEvents
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import ConvertTesting
 import Foundation
 import Testing

@@ -1,5 +1,4 @@
 import ConvertRedis
-import ConvertSupport
 import Foundation
 import Testing
 

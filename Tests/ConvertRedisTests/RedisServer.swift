@@ -1,5 +1,6 @@
 import ConvertRedis
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 import Testing
 #if canImport(Glibc)

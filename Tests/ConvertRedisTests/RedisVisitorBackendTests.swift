@@ -5,7 +5,7 @@ import ConvertMemory
 import ConvertRedis
 import ConvertSharedStore
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import ConvertTesting
 import ConvertVisitor
 import Foundation

@@ -1,4 +1,4 @@
-import ConvertSupport
+import ConvertSynchronization
 import Foundation
 
 /// A thread-safe counter for tests.

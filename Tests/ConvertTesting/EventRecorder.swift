@@ -1,6 +1,7 @@
 import ConvertCore
 import ConvertEvents
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// Subscribes to system events and keeps what arrives, with a way to wait for deliveries.

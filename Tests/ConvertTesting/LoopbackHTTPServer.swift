@@ -1,4 +1,5 @@
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// A clock the test moves by hand: a wall-clock date (``now``, ``timeSource``) and a

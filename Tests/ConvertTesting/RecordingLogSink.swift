@@ -1,4 +1,5 @@
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// A log sink that keeps every line, for asserting on what the SDK said.

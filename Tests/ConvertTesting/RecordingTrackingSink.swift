@@ -1,5 +1,5 @@
 import ConvertEvents
-import ConvertSupport
+import ConvertSynchronization
 import ConvertTracking
 import Foundation
 

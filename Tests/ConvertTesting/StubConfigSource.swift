@@ -1,5 +1,6 @@
 import ConvertModel
-import ConvertSupport
+import ConvertEnvironment
+import ConvertSynchronization
 import Foundation
 
 /// A config source driven by the test: it delivers what the test pushes, when it pushes it.

@@ -3,7 +3,7 @@ import ConvertEvents
 import ConvertMemory
 import ConvertModel
 import ConvertStorage
-import ConvertSupport
+import ConvertEnvironment
 import Foundation
 
 /// An SDK wired entirely in memory, with handles on every port for assertions.

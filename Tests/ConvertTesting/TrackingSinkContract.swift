@@ -1,4 +1,3 @@
-import ConvertSupport
 import ConvertTracking
 import Dispatch
 import Foundation
