@@ -61,19 +61,8 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         let outside = FileManager.default.temporaryDirectory.appendingPathComponent("readme-snippet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: outside) }
-        let binary = try #require(BuiltProducts.executable("ReadmeSnippet") ?? BuiltProducts.executable("readme-snippet"),
-                                  "the README example is built with the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.currentDirectoryURL = outside
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(err)")
+        let (status, out, err) = try runSnippet([], in: outside)
+        #expect(status == 0, "\(err)")
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("show 100314255") == true, "the visitor is bucketed: \(lines)")
         #expect(lines.contains { $0.hasPrefix("bucketed visitor-42 → 100314255") }, "the bucketing event arrives: \(lines)")
