@@ -52,7 +52,8 @@ extension ConvertContext {
             runtime.log.warn("trackConversion \(goalKey): goal data rejected: \(problem)")
             return .invalidGoalData(problem)
         }
-        if let ruleData, let rules = goal.rules, !rules.matches(ruleData) {
+        // As in JavaScript, rule data given for a goal without rules matches nothing.
+        if let ruleData, !(goal.rules?.matches(ruleData) ?? false) {
             runtime.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
             return .rulesNotMatched
         }
@@ -71,7 +72,8 @@ extension ConvertContext {
            await shared.recordGoalOnce(key, goalId: goal.id) == false {
             first = false
         }
-        let sendTransaction = goalData.map { !$0.isEmpty } == true && (first || forceMultipleTransactions)
+        // Goal data given, even an empty list, makes a transaction, as in JavaScript.
+        let sendTransaction = goalData != nil && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
         guard runtime.isTrackingEnabled(visitorHash) else {
             runtime.log.debug("trackConversion \(goalKey): tracking is off")

@@ -35,6 +35,17 @@ import Testing
         #expect(await context.trackConversion("button-primary-click", forceMultipleTransactions: true) == .duplicate)
     }
 
+    @Test func emptyGoalDataIsStillATransaction() async throws {
+        // The JavaScript SDK sends a transaction for any goal data given, an empty list included.
+        let harness = try await started()
+        let context = harness.sdk.createContext(visitorId: "empty-data")
+        #expect(await context.trackConversion("decrease-bounce-rate", goalData: []) == .tracked(eventCount: 2))
+        #expect(harness.sink.events.map(\.payload) == [
+            .conversion(goalId: "100322782", goalData: nil, bucketingData: nil),
+            .conversion(goalId: "100322782", goalData: [], bucketingData: nil),
+        ])
+    }
+
     @Test func dedupSurvivesANewContextForTheSameVisitor() async throws {
         let harness = try await started()
         #expect(await harness.sdk.createContext(visitorId: "same").trackConversion("decrease-bounce-rate") == .tracked(eventCount: 1))
@@ -48,7 +59,9 @@ import Testing
         #expect(await context.trackConversion("button-primary-click", ruleData: ["action": "browse"]) == .rulesNotMatched)
         #expect(harness.sink.events.isEmpty)
         #expect(await context.trackConversion("button-primary-click", ruleData: ["action": "BUY"]) == .tracked(eventCount: 1))
-        #expect(await context.trackConversion("increase-engagement", ruleData: ["anything": 1]) == .tracked(eventCount: 1))
+        // A goal without rules matches no rule data (the JavaScript SDK's `if (!goal.rules) return`).
+        #expect(await context.trackConversion("increase-engagement", ruleData: ["anything": 1]) == .rulesNotMatched)
+        #expect(await context.trackConversion("increase-engagement") == .tracked(eventCount: 1))
     }
 
     @Test func badInputsGiveClearResults() async throws {
