@@ -21,6 +21,16 @@ extension ConvertContext {
                               forceMultipleTransactions: settings.forceMultipleTransactions)
     }
 
+    /// ``trackConversion(_:goalData:ruleData:forceMultipleTransactions:)`` with a completion handler.
+    public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
+                                forceMultipleTransactions: Bool = false,
+                                completion: @escaping @Sendable (ConversionResult) -> Void) {
+        Task {
+            completion(await trackConversion(goalKey, goalData: goalData, ruleData: ruleData,
+                                             forceMultipleTransactions: forceMultipleTransactions))
+        }
+    }
+
     /// Tracks a conversion on the goal with `goalKey`.
     ///
     /// The first conversion of a visitor on a goal is sent; later ones are dropped as duplicates

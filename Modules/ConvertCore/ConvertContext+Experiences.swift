@@ -97,9 +97,20 @@ extension ConvertContext {
         variation(forExperience: key, enableTracking: enableTracking)
     }
 
+    /// ``runExperience(_:enableTracking:)`` with a completion handler.
+    public func runExperience(_ key: String, enableTracking: Bool = true,
+                              completion: @escaping @Sendable (BucketedVariation?) -> Void) {
+        Task { completion(await runExperience(key, enableTracking: enableTracking)) }
+    }
+
     /// The seed API's name for ``variations(enableTracking:)``.
     public func runExperiences(enableTracking: Bool = true) async -> [BucketedVariation] {
         variations(enableTracking: enableTracking)
+    }
+
+    /// ``runExperiences(enableTracking:)`` with a completion handler.
+    public func runExperiences(enableTracking: Bool = true, completion: @escaping @Sendable ([BucketedVariation]) -> Void) {
+        Task { completion(await runExperiences(enableTracking: enableTracking)) }
     }
 
     /// The seed API's name for ``explanation(forExperience:)``.

@@ -77,9 +77,21 @@ extension ConvertContext {
         feature(key, typeCasting: typeCasting, enableTracking: enableTracking)
     }
 
+    /// ``runFeature(_:typeCasting:enableTracking:)`` with a completion handler.
+    public func runFeature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true,
+                           completion: @escaping @Sendable (BucketedFeature) -> Void) {
+        Task { completion(await runFeature(key, typeCasting: typeCasting, enableTracking: enableTracking)) }
+    }
+
     /// The seed API's name for ``features(typeCasting:enableTracking:)``.
     public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true) async -> [BucketedFeature] {
         features(typeCasting: typeCasting, enableTracking: enableTracking)
+    }
+
+    /// ``runFeatures(typeCasting:enableTracking:)`` with a completion handler.
+    public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true,
+                            completion: @escaping @Sendable ([BucketedFeature]) -> Void) {
+        Task { completion(await runFeatures(typeCasting: typeCasting, enableTracking: enableTracking)) }
     }
 
     /// The seed API's name for ``explanation(forFeature:)``.

@@ -13,6 +13,14 @@ extension ConvertContext {
         updateSegments(call: "setDefaultSegments") { _ in segments.ruleData }
     }
 
+    /// ``setDefaultSegments(_:)-(VisitorSegments)`` with a completion handler.
+    public func setDefaultSegments(_ segments: VisitorSegments, completion: @escaping @Sendable () -> Void) {
+        Task {
+            await setDefaultSegments(segments)
+            completion()
+        }
+    }
+
     /// Sets report segments from a map, keeping only the report keys, each with its value as
     /// given (audiences read it back unchanged; tracking sends its string form).
     public func setDefaultSegments(_ values: [String: JSONValue]) async {
@@ -49,6 +57,12 @@ extension ConvertContext {
             return [VisitorSegments.customSegmentsKey: .array(current + added.map(JSONValue.string))]
         }
         return added
+    }
+
+    /// ``runCustomSegments(_:ruleData:)`` with a completion handler.
+    public func runCustomSegments(_ segmentKeys: [String], ruleData: [String: JSONValue]? = nil,
+                                  completion: @escaping @Sendable ([String]) -> Void) {
+        Task { completion(await runCustomSegments(segmentKeys, ruleData: ruleData)) }
     }
 
     /// The visitor's stored segments, in their string form.

@@ -179,6 +179,14 @@ public final class ConvertSwiftSDK: Sendable {
         runtime.log.info("tracking \(enabled ? "enabled" : "disabled")")
     }
 
+    /// ``setTrackingEnabled(_:)`` with a completion handler.
+    public func setTrackingEnabled(_ enabled: Bool, completion: @escaping @Sendable () -> Void) {
+        Task {
+            await setTrackingEnabled(enabled)
+            completion()
+        }
+    }
+
     /// Whether tracking events are sent (the static `networkTracking` and the runtime switch).
     public func isTrackingEnabled() async -> Bool {
         runtime.isTrackingEnabled
@@ -193,6 +201,14 @@ public final class ConvertSwiftSDK: Sendable {
     /// SDK's `releaseQueues()`; contexts have it too (``ConvertContext/flush()``).
     public func flush() async {
         await runtime.releaseQueues()
+    }
+
+    /// ``flush()`` with a completion handler.
+    public func flush(completion: @escaping @Sendable () -> Void) {
+        Task {
+            await flush()
+            completion()
+        }
     }
 
     /// Delivers pending tracking events and writes pending visitor data; returns `true` once
@@ -220,6 +236,11 @@ public final class ConvertSwiftSDK: Sendable {
         await runtime.writeVisitorData()
         runtime.log.info("shut down: \(report)")
         return report
+    }
+
+    /// ``shutdown(timeout:)`` with a completion handler.
+    public func shutdown(timeout: Duration, completion: @escaping @Sendable (TrackingShutdown) -> Void) {
+        Task { completion(await shutdown(timeout: timeout)) }
     }
 
     /// A context for the auto-generated visitor id, created once and persisted.
