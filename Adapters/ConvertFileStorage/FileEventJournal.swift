@@ -1,5 +1,5 @@
-import ConvertStorage
 import ConvertEnvironment
+import ConvertStorage
 import ConvertSynchronization
 import Foundation
 

@@ -1,8 +1,8 @@
 // The one file of this adapter that imports another adapter: the default local copy is the
 // memory store. The store itself works on any `VisitorDataStore`.
+import ConvertEnvironment
 import ConvertMemory
 import ConvertStorage
-import ConvertEnvironment
 
 extension SharedVisitorStore {
     /// A shared store over `backend`, holding up to `capacity` visitors locally in a

@@ -6,13 +6,13 @@
 //   swift run custom-build --sdk-key KEY      # the live config and the real metrics host
 import ConvertConfigLoader
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertFileStorage
 import ConvertModel
 import ConvertQueue
 import ConvertRules
 import ConvertStorage
-import ConvertEnvironment
 import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation

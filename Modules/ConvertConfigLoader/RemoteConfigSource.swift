@@ -1,6 +1,6 @@
+import ConvertEnvironment
 import ConvertModel
 import ConvertStorage
-import ConvertEnvironment
 import ConvertSynchronization
 import ConvertTransport
 import Foundation

@@ -1,5 +1,5 @@
-import ConvertHashing
 import ConvertEnvironment
+import ConvertHashing
 import Foundation
 
 /// How fresh the CDN may serve the config.

@@ -1,8 +1,8 @@
-import ConvertStorage
+import ConvertEnvironment
 import ConvertEvents
 import ConvertModel
 import ConvertRules
-import ConvertEnvironment
+import ConvertStorage
 import ConvertVisitor
 
 extension ConvertContext {

@@ -1,7 +1,7 @@
+import ConvertEnvironment
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertEnvironment
 import ConvertVisitor
 
 /// The JavaScript SDK's context calls that have no decision of their own: visitor properties,

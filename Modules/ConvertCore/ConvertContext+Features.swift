@@ -1,6 +1,6 @@
+import ConvertEnvironment
 import ConvertModel
 import ConvertRules
-import ConvertEnvironment
 
 extension ConvertContext {
     /// The feature with `key` for this visitor: enabled with its variables when an experience

@@ -1,8 +1,8 @@
+import ConvertEnvironment
 import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertEnvironment
 import ConvertVisitor
 
 extension ConvertContext {

@@ -1,9 +1,9 @@
+import ConvertEnvironment
 import ConvertEvents
 import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertEnvironment
 import ConvertSynchronization
 import ConvertVisitor
 import Foundation

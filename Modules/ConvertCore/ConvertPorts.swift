@@ -1,7 +1,7 @@
+import ConvertEnvironment
 import ConvertEvents
 import ConvertModel
 import ConvertStorage
-import ConvertEnvironment
 
 /// The outside world the SDK talks to. Every field is a port: swap any of them (a test stub, a
 /// file store, your own transport-backed sink) without touching the SDK.

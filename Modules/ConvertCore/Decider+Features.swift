@@ -1,6 +1,6 @@
+import ConvertEnvironment
 import ConvertModel
 import ConvertRules
-import ConvertEnvironment
 
 extension Decider {
     /// The detail of the feature with `key`, with the call's hooks around it; carriers already

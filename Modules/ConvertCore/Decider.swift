@@ -1,8 +1,8 @@
+import ConvertEnvironment
 import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertEnvironment
 
 /// Decides and records for one call of one visitor: experiences and features through
 /// ``DecisionEngine``, then the one store write a change needs, tracking, announcements and

@@ -1,6 +1,6 @@
+import ConvertEnvironment
 import ConvertEvents
 import ConvertRules
-import ConvertEnvironment
 import ConvertSynchronization
 
 /// What a hook is told about one evaluation: which flag, for whom, with which attributes.

@@ -1,10 +1,10 @@
 import ConvertBucketing
+import ConvertEnvironment
 import ConvertEvents
 import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
-import ConvertEnvironment
 import ConvertSynchronization
 import Foundation
 

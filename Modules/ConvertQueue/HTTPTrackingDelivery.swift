@@ -1,5 +1,5 @@
-import ConvertStorage
 import ConvertEnvironment
+import ConvertStorage
 import ConvertTracking
 import ConvertTransport
 import Foundation

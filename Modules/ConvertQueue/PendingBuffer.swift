@@ -1,6 +1,6 @@
-import ConvertTracking
 import ConvertEnvironment
 import ConvertSynchronization
+import ConvertTracking
 import Foundation
 
 /// The queue's pending events and counters, behind one lock so `enqueue` never waits for the actor.

@@ -1,6 +1,6 @@
-import ConvertTracking
-import ConvertStorage
 import ConvertEnvironment
+import ConvertStorage
+import ConvertTracking
 import Foundation
 
 /// Batches tracking events and delivers them to the tracking API, losing none.

@@ -22,7 +22,9 @@ import Foundation
 package struct VisitorTable {
     private struct Slot {
         var data: VisitorData
-        var hash: UInt64
+        /// The lower half of the key's hash (the index entry holds the upper half), so a slot is
+        /// 32 bytes.
+        var hashLow: UInt32
         /// For a free slot: the next free slot, or `UInt32.max`.
         var idOffset: UInt32
         var idLength: UInt32
@@ -74,7 +76,7 @@ package struct VisitorTable {
         if let slot = find(key) {
             touch(slot)
             let result = body(&slots[slot].data)
-            if slots[slot].data.isEmpty { remove(slot: slot) }
+            if slots[slot].data.isEmpty { remove(slot: slot, hash: key.hashCode) }
             return result
         }
         var data = VisitorData()
@@ -93,7 +95,7 @@ package struct VisitorTable {
     package mutating func removeValue(for key: VisitorKey) -> VisitorData? {
         guard let slot = find(key) else { return nil }
         let data = slots[slot].data
-        remove(slot: slot)
+        remove(slot: slot, hash: key.hashCode)
         return data
     }
 
@@ -115,7 +117,7 @@ package struct VisitorTable {
             if entry == 0 { return nil }
             if UInt32(truncatingIfNeeded: entry >> 32) == tag {
                 let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
-                if slots[slot].hash == key.hashCode, matches(slot, key) { return slot }
+                if slots[slot].hashLow == UInt32(truncatingIfNeeded: key.hashCode), matches(slot, key) { return slot }
             }
             bucket = (bucket + 1) & mask
         }
@@ -149,7 +151,7 @@ package struct VisitorTable {
             arena.append(contentsOf: bytes)
             return bytes.count
         }
-        let slot = Slot(data: data, hash: key.hashCode, idOffset: UInt32(offset), idLength: UInt32(length),
+        let slot = Slot(data: data, hashLow: UInt32(truncatingIfNeeded: key.hashCode), idOffset: UInt32(offset), idLength: UInt32(length),
                         namespace: namespaceNumber(key.namespace), referenced: false, live: true)
         let position: Int
         if freeSlot != UInt32.max {
@@ -167,10 +169,19 @@ package struct VisitorTable {
         count += 1
     }
 
-    private mutating func remove(slot: Int) {
-        let tag = UInt32(truncatingIfNeeded: slots[slot].hash >> 32)
+    /// Removes the entry in `slot`, whose key hashes to `hash`.
+    private mutating func remove(slot: Int, hash: UInt64) {
+        let tag = UInt32(truncatingIfNeeded: hash >> 32)
         var bucket = Int(tag) & mask
-        while Int(UInt32(truncatingIfNeeded: index[bucket])) - 1 != slot { bucket = (bucket + 1) & mask }
+        while Int(UInt32(truncatingIfNeeded: index[bucket])) - 1 != slot {
+            guard index[bucket] != 0 else {
+                // A key built with hashes of its own (`VisitorKey`'s hash initializer) may not
+                // hash as its text does when eviction rebuilds it: find the entry by its slot.
+                bucket = index.firstIndex { $0 != 0 && Int(UInt32(truncatingIfNeeded: $0)) - 1 == slot }!
+                break
+            }
+            bucket = (bucket + 1) & mask
+        }
         // Backward-shift deletion keeps every probe chain unbroken without tombstones.
         var hole = bucket
         var next = (hole + 1) & mask
@@ -243,7 +254,7 @@ package struct VisitorTable {
             if slots[slot].referenced {
                 slots[slot].referenced = false
             } else {
-                remove(slot: slot)
+                remove(slot: slot, hash: key(of: slot).hashCode)
                 return
             }
         }

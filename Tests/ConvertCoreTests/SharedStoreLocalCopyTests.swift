@@ -1,7 +1,7 @@
+import ConvertEnvironment
 import ConvertMemory
 import ConvertSharedStore
 import ConvertStorage
-import ConvertEnvironment
 import ConvertSynchronization
 import ConvertTesting
 import Foundation

@@ -1,11 +1,11 @@
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertMemory
 import ConvertModel
 import ConvertRules
 import ConvertSharedStore
 import ConvertStorage
-import ConvertEnvironment
 import ConvertTesting
 import Foundation
 import Testing

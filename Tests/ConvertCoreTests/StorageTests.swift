@@ -1,8 +1,8 @@
 import ConvertCore
+import ConvertEnvironment
 import ConvertMemory
 import ConvertModel
 import ConvertStorage
-import ConvertEnvironment
 import ConvertSynchronization
 import ConvertTesting
 import ConvertVisitor
@@ -123,6 +123,26 @@ enum MemoryVisitorIdStoreFactory {
             #expect(table.count <= 50)
         }
         table.forEach { k, data in #expect(written[k] == data) }
+    }
+
+    @Test func evictionFindsKeysBuiltWithHashesOfTheirOwn() {
+        // Keys whose hash is not their text's (the public hash initializer allows it): eviction
+        // rebuilds a key from its text, so it must still find and remove the right entry.
+        var table = VisitorTable(capacity: 8)
+        let odd = (0..<40).map { VisitorKey(namespace: "1-2", namespaceHash: UInt64($0), visitorId: "odd-\($0)",
+                                            visitorHash: 0x9E37_79B9_7F4A_7C15 &* UInt64($0 + 1)) }
+        for (i, k) in odd.enumerated() {
+            table.set(record(i), for: k)
+            #expect(table.count <= 8)
+            #expect(table.peek(k) == record(i))
+        }
+        var survivors = 0
+        table.forEach { k, data in
+            survivors += 1
+            #expect(data == record(Int(k.visitorId.dropFirst(4))!))
+        }
+        #expect(survivors == 8)
+        #expect(odd.suffix(1).allSatisfy { table.peek($0) != nil })
     }
 
     @Test func idsAreComparedByBytesAndNamespace() {

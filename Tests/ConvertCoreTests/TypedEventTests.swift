@@ -1,6 +1,6 @@
 import ConvertCore
-import ConvertEvents
 import ConvertEnvironment
+import ConvertEvents
 import ConvertSynchronization
 import ConvertTesting
 import Foundation

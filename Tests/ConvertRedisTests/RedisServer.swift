@@ -1,5 +1,5 @@
-import ConvertRedis
 import ConvertEnvironment
+import ConvertRedis
 import ConvertSynchronization
 import Foundation
 import Testing

@@ -1,11 +1,11 @@
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertJSON
 import ConvertMemory
 import ConvertRedis
 import ConvertSharedStore
 import ConvertStorage
-import ConvertEnvironment
 import ConvertTesting
 import ConvertVisitor
 import Foundation

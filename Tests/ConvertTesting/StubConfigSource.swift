@@ -1,5 +1,5 @@
-import ConvertModel
 import ConvertEnvironment
+import ConvertModel
 import ConvertSynchronization
 import Foundation
 

@@ -1,9 +1,9 @@
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertMemory
 import ConvertModel
 import ConvertStorage
-import ConvertEnvironment
 import Foundation
 
 /// An SDK wired entirely in memory, with handles on every port for assertions.
