@@ -34,16 +34,16 @@ private func bucketedKey(_ configURL: URL, _ experienceKey: String, _ visitorId:
     return .string(experience.variation(id: id)?.key ?? id)
 }
 
-private func decide(_ config: URL, environment: String? = nil, _ lines: [String]) throws -> [JSONValue] {
+private func decide(_ config: URL, environment: String? = nil, _ lines: [String]) async throws -> [JSONValue] {
     var arguments = ["decide", "--config", config.path]
     if let environment { arguments += ["--environment", environment] }
-    let result = try convert(arguments, input: Data(lines.joined(separator: "\n").utf8))
+    let result = try await convert(arguments, input: Data(lines.joined(separator: "\n").utf8))
     #expect(result.status == 0, "\(result.err)")
     return try result.out.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
 }
 
 @Suite(.serialized) struct CLIParityTests {
-    @Test func aVariableThatCastsToInfinityPrintsAsNullAlone() throws {
+    @Test func aVariableThatCastsToInfinityPrintsAsNullAlone() async throws {
         let config = try baseline { json in
             try editExperience(&json, "test-experience-ab-fullstack-4") { experience in
                 var variations = experience["variations"] as! [[String: Any]]
@@ -61,7 +61,7 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
             }
         }
         defer { try? FileManager.default.removeItem(at: config) }
-        let out = try decide(config, [#"{"visitorId": "inf", "locationProperties": {"location": "pricing"}}"#])
+        let out = try await decide(config, [#"{"visitorId": "inf", "locationProperties": {"location": "pricing"}}"#])
         #expect(out.count == 1)
         #expect(out[0]["visitorId"] == "inf")
         let feature = out[0]["features"]?["feature-2"]
@@ -71,7 +71,7 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
 
     @Test func customSegmentsAsAnAttributeOpenTheSegmentGatedExperience() async throws {
         let config = try Fixtures.url(.cdnConfigBaseline)
-        let out = try decide(config, environment: "production", [
+        let out = try await decide(config, environment: "production", [
             #"{"visitorId": "member", "attributes": {"customSegments": ["10033690"]}, "locationProperties": {"location": "statistics"}}"#,
             #"{"visitorId": "outsider", "attributes": {"customSegments": ["1"]}, "locationProperties": {"location": "statistics"}}"#,
         ])
@@ -87,7 +87,7 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
             }
         }
         defer { try? FileManager.default.removeItem(at: config) }
-        let out = try decide(config, environment: "staging", [
+        let out = try await decide(config, environment: "staging", [
             #"{"visitorId": "env", "attributes": {"desktop": "true", "browser": "FF"}, "locationProperties": {"screen": "home"}}"#,
             #"{"visitorId": "loc", "attributes": {"desktop": "true", "browser": "FF"}, "locationProperties": {"location": "pricing"}}"#,
         ])
@@ -106,7 +106,7 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
             json["audiences"] = audiences
         }
         defer { try? FileManager.default.removeItem(at: config) }
-        let out = try decide(config, [
+        let out = try await decide(config, [
             #"{"visitorId": "plain", "locationProperties": {"location": "pricing"}}"#,
             #"{"visitorId": "debugger", "attributes": {"debug": 1}, "locationProperties": {"location": "pricing"}}"#,
         ])
@@ -128,7 +128,7 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
         }
         defer { try? FileManager.default.removeItem(at: config) }
         let visitors = (0..<40).map { "odd-\($0)" }
-        let out = try decide(config, visitors.map { #"{"visitorId": "\#($0)", "locationProperties": {"location": "pricing"}}"# })
+        let out = try await decide(config, visitors.map { #"{"visitorId": "\#($0)", "locationProperties": {"location": "pricing"}}"# })
         let sdk = ConvertSwiftSDK(configData: try Data(contentsOf: config),
                                   configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory),
                                   logSink: SilentLogSink())
@@ -147,14 +147,14 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
 }
 
 @Suite struct DecideDetailsTests {
-    @Test func detailsGiveEachDecisionsReasonAndGate() throws {
+    @Test func detailsGiveEachDecisionsReasonAndGate() async throws {
         let config = try Fixtures.url(.cdnConfigBaseline)
         let lines = [
             #"{"visitorId": "in", "attributes": {"desktop": true, "browser": "FF"}, "locationProperties": {"location": "pricing"}}"#,
             #"{"visitorId": "in", "attributes": {"desktop": true, "browser": "FF"}, "locationProperties": {"location": "pricing"}}"#,
             #"{"visitorId": "out", "attributes": {"browser": "CH"}, "locationProperties": {"location": "pricing"}}"#,
         ]
-        let result = try convert(["decide", "--config", config.path, "--details"], input: Data(lines.joined(separator: "\n").utf8))
+        let result = try await convert(["decide", "--config", config.path, "--details"], input: Data(lines.joined(separator: "\n").utf8))
         #expect(result.status == 0, "\(result.err)")
         let out = try result.out.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
         try #require(out.count == 3)
@@ -171,17 +171,17 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
         #expect(out[2]["details"]?["features"]?["not-attached-feature-3"] == ["reason": "default"])
         #expect(out[0]["experiences"] == out[1]["experiences"], "details change nothing decided")
 
-        let table = try convert(["decide", "--config", config.path, "--details", "--format", "table"], input: Data())
+        let table = try await convert(["decide", "--config", config.path, "--details", "--format", "table"], input: Data())
         #expect(table.status != 0 && table.err.contains("--details"))
     }
 }
 
 @Suite struct DecideInputBoundsTests {
-    @Test func aLineOverOneMebibyteIsSkippedWithItsNumberAndNotEchoed() throws {
+    @Test func aLineOverOneMebibyteIsSkippedWithItsNumberAndNotEchoed() async throws {
         let config = try Fixtures.url(.cdnConfigBaseline)
         let huge = #"{"visitorId": "big", "attributes": {"pad": ""# + String(repeating: "x", count: 2 << 20) + #""}}"#
         let input = [#"{"visitorId": "first"}"#, huge, #"{"visitorId": "after"}"#].joined(separator: "\n")
-        let result = try convert(["decide", "--config", config.path], input: Data(input.utf8))
+        let result = try await convert(["decide", "--config", config.path], input: Data(input.utf8))
         #expect(result.status == 1)
         #expect(result.err.contains("line 2 too long"))
         #expect(result.err.utf8.count < 4_096, "the long line is not echoed")
@@ -191,10 +191,10 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
 }
 
 @Suite struct DecideForceTests {
-    @Test func forcedVariationsAreGivenWhateverTheGatesAndSayStatic() throws {
+    @Test func forcedVariationsAreGivenWhateverTheGatesAndSayStatic() async throws {
         let config = try Fixtures.url(.cdnConfigBaseline)
         let key = "test-experience-ab-fullstack-1"
-        let result = try convert(["decide", "--config", config.path, "--details",
+        let result = try await convert(["decide", "--config", config.path, "--details",
                                   "--force", "\(key)=1003142551-variation-1", "--force", "test-experience-ab-fullstack-4=1003180878"],
                                  input: Data(#"{"visitorId": "nobody"}"#.utf8))
         #expect(result.status == 0, "\(result.err)")
@@ -204,9 +204,9 @@ private func decide(_ config: URL, environment: String? = nil, _ lines: [String]
         #expect(line["details"]?["experiences"]?[key]?["decisionReason"] == "forced")
         #expect(line["experiences"]?["test-experience-ab-fullstack-4"] == "variation-1", "by id, printed by key")
 
-        let unknown = try convert(["decide", "--config", config.path, "--force", "\(key)=nope"], input: Data())
+        let unknown = try await convert(["decide", "--config", config.path, "--force", "\(key)=nope"], input: Data())
         #expect(unknown.status == 2 && unknown.err.contains("has no variation \"nope\"") && unknown.err.contains("1003142550"))
-        let malformed = try convert(["decide", "--config", config.path, "--force", "nothing"], input: Data())
+        let malformed = try await convert(["decide", "--config", config.path, "--force", "nothing"], input: Data())
         #expect(malformed.status == 2 && malformed.err.contains("EXPERIENCE=VARIATION"))
     }
 }

@@ -6,15 +6,15 @@ import Testing
 
 /// Runs the built `convert` binary.
 func convert(_ arguments: [String], input: Data? = nil,
-             environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-    try runProduct("convert", arguments, input: input, environment: environment)
+             environment: [String: String] = [:]) async throws -> (status: Int32, out: String, err: String) {
+    try await runProduct("convert", arguments, input: input, environment: environment)
 }
 
 /// Runs one of the package's built executables with `input` on standard input, in the test's
 /// environment plus `environment` (without `CONVERT_SDK_KEY_SECRET`, unless given, so the
 /// machine's own setting never leaks in), and waits for it to exit.
 func runProduct(_ name: String, _ arguments: [String], input: Data? = nil,
-                environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+                environment: [String: String] = [:]) async throws -> (status: Int32, out: String, err: String) {
     let binary = try #require(BuiltProducts.executable(name), "the \(name) binary is built with the tests")
     let process = Process()
     process.executableURL = binary
@@ -22,27 +22,8 @@ func runProduct(_ name: String, _ arguments: [String], input: Data? = nil,
     var variables = ProcessInfo.processInfo.environment
     variables["CONVERT_SDK_KEY_SECRET"] = nil
     process.environment = variables.merging(environment) { _, given in given }
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    let outData = Locked<Data>(Data()), errData = Locked<Data>(Data())
-    // Readers on threads of their own: tests wait on the dispatch pool, which on Linux is also
-    // the pool these reads would need, and many parallel runs would starve each other.
-    let readers = DispatchGroup()
-    for (pipe, sink) in [(stdout, outData), (stderr, errData)] {
-        readers.enter()
-        Thread {
-            sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
-            readers.leave()
-        }.start()
-    }
-    if let input { stdin.fileHandleForWriting.write(input) }
-    try stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
-    readers.wait()
-    return (process.terminationStatus, String(decoding: outData.value, as: UTF8.self), String(decoding: errData.value, as: UTF8.self))
+    let outcome = try await process.outcome(input: input ?? Data())
+    return (outcome.status, String(decoding: outcome.out, as: UTF8.self), String(decoding: outcome.err, as: UTF8.self))
 }
 
 
@@ -69,7 +50,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
             let data = try! JSONEncoder().encode(line)
             return String(decoding: data, as: UTF8.self)
         }.joined(separator: "\n").utf8)
-        let result = try convert(["decide", "--config", try fixturePath(file)], input: input)
+        let result = try await convert(["decide", "--config", try fixturePath(file)], input: input)
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n")
         #expect(lines.count == visitors.count)
@@ -99,7 +80,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         #expect(bucketedSomewhere > 0, "the inputs reach real decisions")
     }
 
-    @Test func malformedLinesAreReportedAndTheRestDecided() throws {
+    @Test func malformedLinesAreReportedAndTheRestDecided() async throws {
         let input = Data("""
         {"visitorId": "a"}
         {"visitorId": 5}
@@ -108,7 +89,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         {"visitorId": "b", "attributes": "nope"}
         {"visitorId": "c", "locationProperties": {"location": "pricing"}}
         """.utf8)
-        let result = try convert(["decide", "--config", try fixturePath(.cdnConfigBaseline)], input: input)
+        let result = try await convert(["decide", "--config", try fixturePath(.cdnConfigBaseline)], input: input)
         #expect(result.status == 1)
         #expect(result.out.split(separator: "\n").count == 2)
         #expect(result.err.contains("line 2: \"visitorId\" must be a non-empty string"))
@@ -117,16 +98,16 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         #expect(!result.err.contains("line 4"))
     }
 
-    @Test func wrappedConfigAndEnvironment() throws {
+    @Test func wrappedConfigAndEnvironment() async throws {
         let line = Data(#"{"visitorId": "w1", "attributes": {"varName3": "something"}, "locationProperties": {"url": "https://convert.com/"}}"#.utf8)
-        let result = try convert(["decide", "--config", try fixturePath(.jsSDKTestConfig), "--environment", "live"], input: line)
+        let result = try await convert(["decide", "--config", try fixturePath(.jsSDKTestConfig), "--environment", "live"], input: line)
         #expect(result.status == 0)
         let output = try JSONDecoder().decode(JSONValue.self, from: Data(result.out.utf8))
         #expect(output["experiences"]?["test-experience-ab-fullstack-2"] != .null)
     }
 
-    @Test func explainNamesTheDecidingRule() throws {
-        let result = try convert(["explain", "--config", try fixturePath(.cdnConfigBaseline), "--visitor", "v1",
+    @Test func explainNamesTheDecidingRule() async throws {
+        let result = try await convert(["explain", "--config", try fixturePath(.cdnConfigBaseline), "--visitor", "v1",
                                   "--attributes", #"{"desktop": "true", "browser": "CH"}"#,
                                   "--location", #"{"location": "pricing"}"#, "--experience", "test-experience-ab-fullstack-1"])
         #expect(result.status == 0, "\(result.err)")
@@ -134,7 +115,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         #expect(result.out.contains("audience adv-audience (id 10033684, permanent): no match; deciding rule OR[1].AND[0].OR_WHEN[0] [generic_bool_key_value] mobile equals true"))
         #expect(result.out.contains("result: audienceNotMatched -> no variation"))
 
-        let json = try convert(["explain", "--config", try fixturePath(.cdnConfigBaseline), "--visitor", "v1",
+        let json = try await convert(["explain", "--config", try fixturePath(.cdnConfigBaseline), "--visitor", "v1",
                                 "--attributes", #"{"mobile": true}"#, "--location", #"{"location": "pricing"}"#,
                                 "--feature", "feature-1", "--json"])
         #expect(json.status == 0)
@@ -147,7 +128,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         #expect(output["feature"]?["status"] == "enabled")
     }
 
-    @Test func simulateReportsTheShareBucketingPredicts() throws {
+    @Test func simulateReportsTheShareBucketingPredicts() async throws {
         let original = try #require(try JSONSerialization.jsonObject(with: Fixtures.data(.cdnConfigBaseline)) as? [String: Any])
         var raised = original
         var experiences = try #require(raised["experiences"] as? [[String: Any]])
@@ -162,7 +143,7 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         let after = directory.appendingPathComponent("after.json")
         try JSONSerialization.data(withJSONObject: raised).write(to: after)
 
-        let result = try convert(["simulate", "--config", try fixturePath(.cdnConfigBaseline), "--after", after.path,
+        let result = try await convert(["simulate", "--config", try fixturePath(.cdnConfigBaseline), "--after", after.path,
                                   "--visitors", "4000", "--json"])
         #expect(result.status == 0, "\(result.err)")
         let output = try JSONDecoder().decode(JSONValue.self, from: Data(result.out.utf8))
@@ -183,18 +164,18 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
         for row in rows where row["experienceKey"] != "test-experience-ab-fullstack-1" {
             #expect(row["changed"] == 0)
         }
-        let text = try convert(["simulate", "--config", try fixturePath(.cdnConfigBaseline), "--after", after.path, "--visitors", "4000"])
+        let text = try await convert(["simulate", "--config", try fixturePath(.cdnConfigBaseline), "--after", after.path, "--visitors", "4000"])
         #expect(text.out.contains("test-experience-ab-fullstack-1: \(expected) of 4000 visitors change variation"))
     }
 
     @Test(arguments: ["decide", "explain", "simulate", "validate", "fetch"])
-    func everyCommandHasHelp(command: String) throws {
-        let result = try convert([command, "--help"])
+    func everyCommandHasHelp(command: String) async throws {
+        let result = try await convert([command, "--help"])
         #expect(result.status == 0)
         #expect(result.out.hasPrefix("usage: convert \(command)"))
     }
 
-    @Test func errorsNameTheBadArgument() throws {
+    @Test func errorsNameTheBadArgument() async throws {
         let config = try fixturePath(.cdnConfigBaseline)
         let cases: [([String], String)] = [
             (["decide"], "--config is required"),
@@ -213,25 +194,25 @@ private func visitorLines(_ count: Int) -> [JSONValue] {
             (["frobnicate"], "unknown command \"frobnicate\""),
         ]
         for (arguments, message) in cases {
-            let result = try convert(arguments)
+            let result = try await convert(arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.err.contains(message), "\(arguments): \(result.err)")
         }
-        let invalid = try convert(["decide", "--config", try fixturePath(.hashParityVectors)], input: Data())
+        let invalid = try await convert(["decide", "--config", try fixturePath(.hashParityVectors)], input: Data())
         #expect(invalid.status == 2)
         #expect(invalid.err.contains("config must be a JSON object, found an array"))
     }
 
-    @Test func fetchPrintsTheServedConfig() throws {
+    @Test func fetchPrintsTheServedConfig() async throws {
         let config = try Fixtures.data(.staticConfig)
         let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: config) }
-        let result = try convert(["fetch", "--sdk-key", "k1", "--environment", "staging", "--endpoint", server.baseURL])
+        let result = try await convert(["fetch", "--sdk-key", "k1", "--environment", "staging", "--endpoint", server.baseURL])
         #expect(result.status == 0, "\(result.err)")
         #expect(Data(result.out.utf8).prefix(config.count) == config)
         #expect(server.requests.first?.path == "/config/k1")
         #expect(server.requests.first?.queryValue("environment") == "staging")
         server.setHandler { _ in .respond(status: 500) }
-        let failed = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL])
+        let failed = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL])
         #expect(failed.status == 1)
         #expect(failed.err.contains("fetch failed: HTTP 500"))
     }

@@ -38,10 +38,10 @@ private func unknownOperator(_ json: inout [String: Any]) throws {
 }
 
 @Suite struct ConfigProblemTests {
-    @Test func anUnknownOperatorIsAnAudienceThatNeverMatchesAndExperiencesThatBucketNobody() throws {
+    @Test func anUnknownOperatorIsAnAudienceThatNeverMatchesAndExperiencesThatBucketNobody() async throws {
         let url = try baselineFile(unknownOperator)
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        let result = try convert(["validate", "--config", url.path])
+        let result = try await convert(["validate", "--config", url.path])
         #expect(result.status == 0, "the config loads: \(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains("audiences[0].rules: problem: audience adv-audience (id 10033684) can never match: "
@@ -56,19 +56,19 @@ private func unknownOperator(_ json: inout [String: Any]) throws {
         // Each problem line starts at the element's place in the file.
         #expect(lines.dropLast().allSatisfy { $0.hasPrefix(url.path + ":") && $0.split(separator: ":").count > 3 })
 
-        let strict = try convert(["validate", "--config", url.path, "--strict"])
+        let strict = try await convert(["validate", "--config", url.path, "--strict"])
         #expect(strict.status == 1, "--strict fails on a config that loads with problems")
-        let json = try convert(["validate", "--config", url.path, "--format", "json"])
+        let json = try await convert(["validate", "--config", url.path, "--format", "json"])
         let report = try JSONDecoder().decode(JSONValue.self, from: Data(json.out.utf8))
         #expect(report["problems"]?.arrayValue?.count == 3)
         #expect(report["problems"]?.arrayValue?.first?["line"]?.numberValue != nil)
     }
 
-    @Test func explainNamesTheUnknownOperator() throws {
+    @Test func explainNamesTheUnknownOperator() async throws {
         let url = try baselineFile(unknownOperator)
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         // A desktop visitor: the audience's first block would match but for its operator.
-        let result = try convert(["explain", "--config", url.path, "--visitor", "v1", "--attributes", #"{"desktop": true, "browser": "FF"}"#,
+        let result = try await convert(["explain", "--config", url.path, "--visitor", "v1", "--attributes", #"{"desktop": true, "browser": "FF"}"#,
                                   "--location", #"{"location": "pricing"}"#, "--experience", "test-experience-ab-fullstack-1"])
         #expect(result.status == 0, "\(result.err)")
         let audience = try #require(result.out.split(separator: "\n").first { $0.contains("audience adv-audience") })
@@ -76,7 +76,7 @@ private func unknownOperator(_ json: inout [String: Any]) throws {
         #expect(audience.contains("match_type \"equalz\" is not an operator the SDK knows"), "\(audience)")
     }
 
-    @Test func aTrafficAllocationThatIsNotANumberIsAnExperienceThatBucketsNobody() throws {
+    @Test func aTrafficAllocationThatIsNotANumberIsAnExperienceThatBucketsNobody() async throws {
         // sample_ab_test's first variation in bucketing order: NaN shuts out every later one too.
         let url = try baselineFile { json in
             var experiences = try #require(json["experiences"] as? [[String: Any]])
@@ -86,33 +86,33 @@ private func unknownOperator(_ json: inout [String: Any]) throws {
             json["experiences"] = experiences
         }
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        let result = try convert(["validate", "--config", url.path])
+        let result = try await convert(["validate", "--config", url.path])
         #expect(result.status == 0)
         #expect(result.out.contains("experiences[2].variations: problem: experience sample_ab_test can bucket no visitor: "
                                     + "traffic_allocation of control is not a number"), "\(result.out)")
-        #expect(try convert(["validate", "--config", url.path, "--strict"]).status == 1)
+        #expect(try await convert(["validate", "--config", url.path, "--strict"]).status == 1)
     }
 
-    @Test func inputErrorsSayWhereAndWhatWasMeant() throws {
+    @Test func inputErrorsSayWhereAndWhatWasMeant() async throws {
         let input = Data("""
         {"visitorId": "a",}
         {"visitor_id": "b"}
         {"visitorId": "c", "Attributes": {"desktop": true}}
         """.utf8)
-        let result = try convert(["decide", "--config", try Fixtures.url(.cdnConfigBaseline).path], input: input)
+        let result = try await convert(["decide", "--config", try Fixtures.url(.cdnConfigBaseline).path], input: input)
         #expect(result.status == 1)
         #expect(result.err.contains("line 1, column 18: not valid JSON: a trailing comma before '}'"), "\(result.err)")
         #expect(result.err.contains(#"line 2: "visitorId" must be a non-empty string (the line has "visitor_id"; the field is "visitorId")"#),
                 "\(result.err)")
         #expect(result.err.contains(#"line 3: "Attributes" is not a field of a visitor line; did you mean "attributes"?"#), "\(result.err)")
 
-        let attributes = try convert(["explain", "--config", try Fixtures.url(.cdnConfigBaseline).path, "--visitor", "v",
+        let attributes = try await convert(["explain", "--config", try Fixtures.url(.cdnConfigBaseline).path, "--visitor", "v",
                                       "--attributes", #"{"a": }"#, "--experience", "sample_ab_test"])
         #expect(attributes.status == 2)
         #expect(attributes.err.hasPrefix("convert: --attributes: column 7: not valid JSON: "), "said once: \(attributes.err)")
         #expect(!attributes.err.contains("not valid JSON: not valid JSON"))
 
-        let unknown = try convert(["explain", "--config", try Fixtures.url(.cdnConfigBaseline).path, "--visitor", "v",
+        let unknown = try await convert(["explain", "--config", try Fixtures.url(.cdnConfigBaseline).path, "--visitor", "v",
                                    "--experience", "nope"])
         #expect(unknown.status == 2)
         #expect(unknown.err.contains(#"no experience has the key "nope" (known: test-experience-ab-fullstack-1, "#), "\(unknown.err)")

@@ -8,84 +8,84 @@ private let executables = ["convert", "quickstart", "rules-only", "custom-build"
 
 /// The SDK version, as the transport stamps it in `User-Agent` (this target does not import
 /// the transport module that defines it): what every `--version` must print.
-private func agentVersion() throws -> String {
+private func agentVersion() async throws -> String {
     let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: Data("{}".utf8)) }
-    _ = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL])
+    _ = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL])
     let agent = try #require(server.requests.first?.header("User-Agent"))
     #expect(agent.hasPrefix("ConvertAgent/"))
     return String(agent.dropFirst("ConvertAgent/".count))
 }
 
 @Suite struct ExecutableTests {
-    @Test func everyExecutablePrintsTheSDKVersion() throws {
-        let version = try agentVersion()
+    @Test func everyExecutablePrintsTheSDKVersion() async throws {
+        let version = try await agentVersion()
         for name in executables {
-            let result = try runProduct(name, ["--version"])
+            let result = try await runProduct(name, ["--version"])
             #expect(result.status == 0, "\(name)")
             #expect(result.out == "\(name) \(version)\n", "\(name)")
         }
     }
 
     @Test(arguments: executables)
-    func helpIsUsageAndSuccess(name: String) throws {
-        let result = try runProduct(name, ["--help"])
+    func helpIsUsageAndSuccess(name: String) async throws {
+        let result = try await runProduct(name, ["--help"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("usage: \(name)"))
         #expect(result.err.isEmpty)
     }
 
     @Test(arguments: executables)
-    func unknownOptionsAreUsageErrors(name: String) throws {
+    func unknownOptionsAreUsageErrors(name: String) async throws {
         // convert-bench takes its options after the command; convert after a command too.
         let arguments = name == "convert-bench" ? ["decode", "--frobnicate", "1"] : ["--frobnicate"]
-        let result = try runProduct(name, arguments)
+        let result = try await runProduct(name, arguments)
         #expect(result.status == 2)
         #expect(result.err.hasPrefix("\(name): unknown option --frobnicate"), "\(result.err)")
         #expect(result.out.isEmpty)
     }
 
-    @Test func quickstartHelpNoLongerAsksForAValue() throws {
-        let result = try runProduct("quickstart", ["--visitors", "5", "--help"])
+    @Test func quickstartHelpNoLongerAsksForAValue() async throws {
+        let result = try await runProduct("quickstart", ["--visitors", "5", "--help"])
         #expect(result.status == 0)
         #expect(result.out.contains("--send"))
         #expect(result.out.contains("CONVERT_SDK_KEY_SECRET"))
-        let offline = try runProduct("quickstart", ["--send"])
+        let offline = try await runProduct("quickstart", ["--send"])
         #expect(offline.status == 2)
         #expect(offline.err.contains("--send needs --sdk-key"))
     }
 }
 
 @Suite struct SecretTests {
-    @Test func fetchReadsTheSecretFromTheEnvironmentAndTheFlagWins() throws {
+    @Test func fetchReadsTheSecretFromTheEnvironmentAndTheFlagWins() async throws {
         let config = try Fixtures.data(.staticConfig)
         let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: config) }
-        let fromEnvironment = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL],
+        let fromEnvironment = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL],
                                           environment: ["CONVERT_SDK_KEY_SECRET": "env-s3cret"])
         #expect(fromEnvironment.status == 0, "\(fromEnvironment.err)")
         #expect(server.requests.last?.header("Authorization") == "Bearer env-s3cret")
         #expect(!fromEnvironment.out.contains("env-s3cret") && !fromEnvironment.err.contains("env-s3cret"))
 
-        let flag = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL, "--sdk-key-secret", "flag-s3cret"],
+        let flag = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL, "--sdk-key-secret", "flag-s3cret"],
                                environment: ["CONVERT_SDK_KEY_SECRET": "env-s3cret"])
         #expect(flag.status == 0)
         #expect(server.requests.last?.header("Authorization") == "Bearer flag-s3cret")
 
-        let none = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL])
+        let none = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL])
         #expect(none.status == 0)
         #expect(server.requests.last?.header("Authorization") == nil)
 
-        let legacy = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL, "--secret", "old-s3cret"])
+        let legacy = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL, "--secret", "old-s3cret"])
         #expect(legacy.status == 0)
         #expect(server.requests.last?.header("Authorization") == "Bearer old-s3cret")
         #expect(legacy.err.contains("warning: fetch --secret is deprecated"))
         #expect(!legacy.err.contains("old-s3cret"))
 
         server.setHandler { _ in .respond(status: 401) }
-        let refused = try convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL],
+        let refused = try await convert(["fetch", "--sdk-key", "k1", "--endpoint", server.baseURL],
                                   environment: ["CONVERT_SDK_KEY_SECRET": "env-s3cret"])
         #expect(refused.status == 1)
         #expect(!refused.out.contains("env-s3cret") && !refused.err.contains("env-s3cret"))
-        let help = try convert(["fetch", "--help"])
+        let help = try await convert(["fetch", "--help"])
         #expect(help.out.contains("CONVERT_SDK_KEY_SECRET"))
     }
 }
@@ -95,7 +95,6 @@ private final class InteractiveProcess {
     private let process = Process()
     private let input = Pipe()
     private let received = Locked(Data())
-    private let arrived = DispatchSemaphore(value: 0)
 
     init(_ name: String, _ arguments: [String]) throws {
         let binary: URL = try #require(BuiltProducts.executable(name), "the \(name) binary is built with the tests")
@@ -107,14 +106,12 @@ private final class InteractiveProcess {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // A thread of its own, off the dispatch pool the waiting test occupies (see `runProduct`).
-        Thread { [received, arrived] in
+        Thread { [received] in
             while true {
                 let chunk = output.fileHandleForReading.availableData
                 if chunk.isEmpty { break }
                 received.withValue { $0.append(chunk) }
-                arrived.signal()
             }
-            arrived.signal()
         }.start()
     }
 
@@ -122,9 +119,10 @@ private final class InteractiveProcess {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    /// The next whole output line, or `nil` if none arrives within `timeout`.
-    func nextLine(timeout: Duration = .seconds(20)) -> String? {
-        let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000)
+    /// The next whole output line, or `nil` if none arrives within `timeout`. Polls, so the
+    /// waiting test holds no thread of the cooperative pool (see `Process.outcome`).
+    func nextLine(timeout: Duration = .seconds(20)) async -> String? {
+        let deadline = ContinuousClock.now + timeout
         while true {
             let line: Data? = received.withValue { data in
                 guard let newline = data.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
@@ -133,14 +131,15 @@ private final class InteractiveProcess {
                 return Data(line)
             }
             if let line { return String(decoding: line, as: UTF8.self) }
-            if arrived.wait(timeout: deadline) == .timedOut { return nil }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 
-    /// Closes the input and waits for the exit status.
-    func finish() -> Int32 {
+    /// Closes the input and waits for the exit status, polling.
+    func finish() async -> Int32 {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(5)) }
         return process.terminationStatus
     }
 
@@ -150,28 +149,28 @@ private final class InteractiveProcess {
 }
 
 @Suite struct DecideStreamingTests {
-    @Test func eachLineIsAnsweredBeforeTheNextIsWritten() throws {
+    @Test func eachLineIsAnsweredBeforeTheNextIsWritten() async throws {
         let child = try InteractiveProcess("convert", ["decide", "--config", try Fixtures.url(.cdnConfigBaseline).path])
         defer { child.kill() }
         child.write(#"{"visitorId": "first", "locationProperties": {"location": "pricing"}}"#)
-        let first = try #require(child.nextLine(), "the first result arrives while the input is still open")
+        let first = try #require(await child.nextLine(), "the first result arrives while the input is still open")
         #expect(try JSONDecoder().decode(JSONValue.self, from: Data(first.utf8))["visitorId"] == "first")
         child.write(#"{"visitorId": "second"}"#)
-        let second = try #require(child.nextLine())
+        let second = try #require(await child.nextLine())
         #expect(try JSONDecoder().decode(JSONValue.self, from: Data(second.utf8))["visitorId"] == "second")
-        #expect(child.finish() == 0)
+        #expect(await child.finish() == 0)
     }
 
-    @Test func theTableAlignsOneColumnPerExperience() throws {
+    @Test func theTableAlignsOneColumnPerExperience() async throws {
         let config = try Fixtures.url(.cdnConfigBaseline).path
         let input = Data("""
         {"visitorId": "v1", "attributes": {"mobile": true}, "locationProperties": {"location": "pricing"}}
         {"visitorId": "a-longer-visitor-id", "locationProperties": {"location": "pricing"}}
         {"visitorId": "v3"}
         """.utf8)
-        let table = try convert(["decide", "--config", config, "--format", "table"], input: input)
+        let table = try await convert(["decide", "--config", config, "--format", "table"], input: input)
         #expect(table.status == 0, "\(table.err)")
-        let json = try convert(["decide", "--config", config], input: input)
+        let json = try await convert(["decide", "--config", config], input: input)
         let decisions = try json.out.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
 
         let lines = table.out.split(separator: "\n").map(String.init)
@@ -208,7 +207,7 @@ private final class InteractiveProcess {
         #expect(enabledFeatures > 0, "some cells show a feature on")
     }
 
-    @Test func inputNamesTheFileAndVisitorsIsADeprecatedAlias() throws {
+    @Test func inputNamesTheFileAndVisitorsIsADeprecatedAlias() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("decide-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -216,13 +215,13 @@ private final class InteractiveProcess {
         try Data("{\"visitorId\": \"f1\"}\r\n{\"visitorId\": \"f2\"}".utf8).write(to: file)
         let config = try Fixtures.url(.cdnConfigBaseline).path
 
-        let named = try convert(["decide", "--config", config, "--input", file.path])
+        let named = try await convert(["decide", "--config", config, "--input", file.path])
         #expect(named.status == 0)
         #expect(named.err.isEmpty)
         let ids = try named.out.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))["visitorId"] }
         #expect(ids == ["f1", "f2"], "a CRLF line and a last line without a newline are both read")
 
-        let legacy = try convert(["decide", "--config", config, "--visitors", file.path])
+        let legacy = try await convert(["decide", "--config", config, "--visitors", file.path])
         #expect(legacy.status == 0)
         #expect(legacy.out == named.out)
         #expect(legacy.err == "convert: warning: decide --visitors FILE is deprecated; use --input FILE\n")
@@ -238,9 +237,9 @@ private final class InteractiveProcess {
         }
     }
 
-    @Test func withAKeyNothingIsTrackedUnlessAskedFor() throws {
+    @Test func withAKeyNothingIsTrackedUnlessAskedFor() async throws {
         let server = try project()
-        let result = try runProduct("quickstart", ["--sdk-key", "k1", "--visitors", "6", "--endpoint", server.baseURL],
+        let result = try await runProduct("quickstart", ["--sdk-key", "k1", "--visitors", "6", "--endpoint", server.baseURL],
                                     environment: ["CONVERT_SDK_KEY_SECRET": "qs-s3cret"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("Tracking: not sent"))
@@ -250,9 +249,9 @@ private final class InteractiveProcess {
         #expect(server.requests.first?.header("Authorization") == "Bearer qs-s3cret")
     }
 
-    @Test func sendTracksAndSaysWhatItSent() throws {
+    @Test func sendTracksAndSaysWhatItSent() async throws {
         let server = try project()
-        let result = try runProduct("quickstart", ["--sdk-key", "k1", "--visitors", "6", "--endpoint", server.baseURL, "--send"])
+        let result = try await runProduct("quickstart", ["--sdk-key", "k1", "--visitors", "6", "--endpoint", server.baseURL, "--send"])
         #expect(result.status == 0, "\(result.err)")
         var bucketing = 0, conversions = 0, transactions = 0
         for request in server.requests where request.method == "POST" {

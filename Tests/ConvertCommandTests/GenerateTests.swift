@@ -11,26 +11,21 @@ private let swiftc: URL? = {
 }()
 
 /// Runs `swiftc` with `arguments`; the status and what it printed.
-private func runSwiftc(_ compiler: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+private func runSwiftc(_ compiler: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = compiler
     process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    let outcome = try await process.outcome()
+    return (outcome.status, String(decoding: outcome.out + outcome.err, as: UTF8.self))
 }
 
 /// Type-checks `files` together in Swift 6 mode with warnings as errors; `false` when no swiftc.
-private func typeCheck(_ files: [URL]) throws -> Bool {
+private func typeCheck(_ files: [URL]) async throws -> Bool {
     guard let compiler = swiftc else {
         print("GenerateTests: swiftc is not on PATH; the generated source is not type-checked")
         return false
     }
-    let result = try runSwiftc(compiler, ["-typecheck", "-swift-version", "6", "-warnings-as-errors"] + files.map(\.path))
+    let result = try await runSwiftc(compiler, ["-typecheck", "-swift-version", "6", "-warnings-as-errors"] + files.map(\.path))
     #expect(result.status == 0, "swiftc -typecheck: \(result.output)")
     return true
 }
@@ -41,8 +36,8 @@ private func temporaryDirectory() throws -> URL {
     return directory
 }
 
-private func generate(_ arguments: [String]) throws -> String {
-    let result = try convert(["generate", "swift"] + arguments)
+private func generate(_ arguments: [String]) async throws -> String {
+    let result = try await convert(["generate", "swift"] + arguments)
     #expect(result.status == 0, "\(arguments): \(result.err)")
     return result.out
 }
@@ -66,21 +61,21 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
 
 @Suite(.serialized) struct GenerateTests {
     @Test(arguments: Fixtures.File.configs)
-    func theFileTypeChecksAloneAndIsTheSameEachTime(file: Fixtures.File) throws {
+    func theFileTypeChecksAloneAndIsTheSameEachTime(file: Fixtures.File) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try Fixtures.url(file).path
-        let first = try generate(["--config", path])
-        let second = try generate(["--config", path])
+        let first = try await generate(["--config", path])
+        let second = try await generate(["--config", path])
         #expect(first == second)
         #expect(!first.isEmpty)
         let imports = first.split(separator: "\n").filter { $0.hasPrefix("import ") }
         #expect(imports == ["import Foundation"])
 
         let output = directory.appendingPathComponent("Keys.swift")
-        _ = try generate(["--config", path, "--output", output.path])
+        _ = try await generate(["--config", path, "--output", output.path])
         #expect(try String(contentsOf: output, encoding: .utf8) == first, "--output writes what standard output shows")
-        _ = try typeCheck([output])
+        _ = try await typeCheck([output])
 
         let config = try Fixtures.config(file)
         #expect(first.contains("project \(config.project.id), account \(config.accountId)"))
@@ -92,8 +87,8 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
         }
     }
 
-    @Test func namesFollowTheKeys() throws {
-        let source = try generate(["--config", try Fixtures.url(.cdnConfigBaseline).path])
+    @Test func namesFollowTheKeys() async throws {
+        let source = try await generate(["--config", try Fixtures.url(.cdnConfigBaseline).path])
         #expect(source.hasPrefix("// Convert keys of project \"FS-Test-Proj - DO NOT DELETE\" (project 10034190, account 10035569),\n"
                                  + "// config revision "))
         for line in [
@@ -119,58 +114,58 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
         #expect(experienceOrder.count == 4)
         #expect(experienceOrder == experienceOrder.sorted())
 
-        let internalSource = try generate(["--config", try Fixtures.url(.cdnConfigBaseline).path, "--access", "internal",
+        let internalSource = try await generate(["--config", try Fixtures.url(.cdnConfigBaseline).path, "--access", "internal",
                                            "--name", "ShopKeys"])
         #expect(internalSource.contains("internal enum ShopKeys {"))
         #expect(!internalSource.contains("public "))
     }
 
-    @Test func theServingTimestampLeavesTheFileAsItWasAndContentChangesTheRevision() throws {
+    @Test func theServingTimestampLeavesTheFileAsItWasAndContentChangesTheRevision() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let original = try generate(["--config", try Fixtures.url(.cdnConfigBaseline).path])
+        let original = try await generate(["--config", try Fixtures.url(.cdnConfigBaseline).path])
         let restamped = try variant(of: .cdnConfigBaseline, in: directory, named: "restamped.json") { $0["_s_t"] = "2031-01-01 00:00:00" }
-        #expect(try generate(["--config", restamped]) == original)
+        await #expect(try generate(["--config", restamped]) == original)
 
         let reordered = try variant(of: .cdnConfigBaseline, in: directory, named: "reordered.json") {
             $0["experiences"] = .array(($0["experiences"]?.arrayValue ?? []).reversed())
         }
-        let other = try generate(["--config", reordered])
+        let other = try await generate(["--config", reordered])
         #expect(other != original, "another content, another revision")
         let body = { (text: String) in text.split(separator: "\n").filter { !$0.contains("revision") } }
         #expect(body(other) == body(original), "entries are sorted, not in config order")
     }
 
-    @Test func outputIsLeftUntouchedWhenTheContentIsTheSame() throws {
+    @Test func outputIsLeftUntouchedWhenTheContentIsTheSame() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("Keys.swift")
         let config = try Fixtures.url(.staticConfig).path
-        _ = try generate(["--config", config, "--output", output.path])
+        _ = try await generate(["--config", config, "--output", output.path])
         let past = Date(timeIntervalSince1970: 1_000_000_000)
         try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: output.path)
-        _ = try generate(["--config", config, "--output", output.path])
+        _ = try await generate(["--config", config, "--output", output.path])
         let date = try FileManager.default.attributesOfItem(atPath: output.path)[.modificationDate] as? Date
         #expect(date == past)
-        _ = try generate(["--config", try Fixtures.url(.jsSDKTestConfig).path, "--output", output.path])
+        _ = try await generate(["--config", try Fixtures.url(.jsSDKTestConfig).path, "--output", output.path])
         #expect(try String(contentsOf: output, encoding: .utf8).contains("Test Project"))
     }
 
-    @Test func sdkKeyFetchesTheLiveConfigAsFetchDoes() throws {
+    @Test func sdkKeyFetchesTheLiveConfigAsFetchDoes() async throws {
         let config = try Fixtures.data(.staticConfig)
         let server = try LoopbackHTTPServer { _ in .respond(status: 200, body: config) }
-        let fetched = try generate(["--sdk-key", "k1", "--environment", "production", "--endpoint", server.baseURL])
-        #expect(fetched == (try generate(["--config", try Fixtures.url(.staticConfig).path])))
+        let fetched = try await generate(["--sdk-key", "k1", "--environment", "production", "--endpoint", server.baseURL])
+        await #expect(fetched == (try generate(["--config", try Fixtures.url(.staticConfig).path])))
         #expect(server.requests.first?.path == "/config/k1")
         #expect(server.requests.first?.queryValue("environment") == "production")
         server.setHandler { _ in .respond(status: 500) }
-        let failed = try convert(["generate", "swift", "--sdk-key", "k1", "--endpoint", server.baseURL])
+        let failed = try await convert(["generate", "swift", "--sdk-key", "k1", "--endpoint", server.baseURL])
         #expect(failed.status == 1)
         #expect(failed.err.contains("fetch failed: HTTP 500"))
         #expect(failed.out.isEmpty)
     }
 
-    @Test func awkwardKeysBecomeDistinctValidNames() throws {
+    @Test func awkwardKeysBecomeDistinctValidNames() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let document: JSONValue = [
@@ -195,7 +190,7 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
         ]
         let config = directory.appendingPathComponent("odd.json")
         try JSONEncoder().encode(document).write(to: config)
-        let source = try generate(["--config", config.path])
+        let source = try await generate(["--config", config.path])
         for line in [
             "public enum MyExp {", "public enum MyExp_2 {", "public enum Class {", "public enum ConvertKeys_2 {",
             "public enum Unnamed {",
@@ -228,10 +223,10 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
         let values: ConvertKeys.Features.Swift_.Variables? = nil
         let flag: Bool? = values?.self_
         let goal: ConvertKeys.GoalKey = ConvertKeys.Goals.default_
-        func use() { print(experiences, variations, everyVariation, flag as Any, goal) }
+        func use() async { print(experiences, variations, everyVariation, flag as Any, goal) }
 
         """.utf8).write(to: use)
-        _ = try typeCheck([keys, use])
+        _ = try await typeCheck([keys, use])
     }
 
     @Test func theVariablesStructDecodesWhatTheSDKDecides() async throws {
@@ -242,7 +237,7 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let keys = directory.appendingPathComponent("Keys.swift")
-        _ = try generate(["--config", try Fixtures.url(.cdnConfigBaseline).path, "--output", keys.path])
+        _ = try await generate(["--config", try Fixtures.url(.cdnConfigBaseline).path, "--output", keys.path])
 
         let sdk = ConvertSwiftSDK(configData: try Fixtures.data(.cdnConfigBaseline),
                                   configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory),
@@ -270,22 +265,19 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
 
         """.utf8).write(to: main)
         let program = directory.appendingPathComponent("program")
-        let built = try runSwiftc(compiler, ["-swift-version", "6", keys.path, main.path, "-o", program.path])
+        let built = try await runSwiftc(compiler, ["-swift-version", "6", keys.path, main.path, "-o", program.path])
         try #require(built.status == 0, "\(built.output)")
         let run = Process()
         run.executableURL = program
         run.arguments = [variables.path]
-        let pipe = Pipe()
-        run.standardOutput = pipe
-        try run.run()
-        let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        run.waitUntilExit()
-        #expect(run.terminationStatus == 0)
+        let ran = try await run.outcome()
+        let printed = String(decoding: ran.out, as: UTF8.self)
+        #expect(ran.status == 0)
         let feature = context.feature("feature-2")
         #expect(printed == "\(feature.double("price")!) \(feature.int("button-height")!) true string(\"$17.99\")\n")
     }
 
-    @Test func usageErrorsNameTheProblem() throws {
+    @Test func usageErrorsNameTheProblem() async throws {
         let config = try Fixtures.url(.staticConfig).path
         let cases: [([String], String)] = [
             (["generate"], "name the language to generate"),
@@ -299,14 +291,14 @@ private struct RuntimeFailure: Error, CustomStringConvertible {
             (["generate", "swift", "--config", "/no/such/file"], "--config: cannot read /no/such/file"),
         ]
         for (arguments, message) in cases {
-            let result = try convert(arguments)
+            let result = try await convert(arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.err.contains(message), "\(arguments): \(result.err)")
         }
-        let notConfig = try convert(["generate", "swift", "--config", try Fixtures.url(.hashParityVectors).path])
+        let notConfig = try await convert(["generate", "swift", "--config", try Fixtures.url(.hashParityVectors).path])
         #expect(notConfig.status == 1)
         #expect(notConfig.err.contains("config must be a JSON object"))
-        let help = try convert(["generate", "--help"])
+        let help = try await convert(["generate", "--help"])
         #expect(help.out.hasPrefix("usage: convert generate swift"))
     }
 }

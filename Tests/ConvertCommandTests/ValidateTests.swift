@@ -45,21 +45,21 @@ private func degradedBaseline() throws -> String {
 }
 
 @Suite struct ValidateTests {
-    @Test func aGoodConfigLoadsWithASummary() throws {
+    @Test func aGoodConfigLoadsWithASummary() async throws {
         let path = try Fixtures.url(.cdnConfigBaseline).path
-        let result = try convert(["validate", "--config", path])
+        let result = try await convert(["validate", "--config", path])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "\(path): loads: account 10035569, project 10034190; 4 experiences, 6 features, 1 audience, "
                 + "1 segment, 5 locations, 3 goals, 0 archived experiences; 0 degradations, 0 problems\n")
-        let strict = try convert(["validate", "--config", path, "--strict"])
+        let strict = try await convert(["validate", "--config", path, "--strict"])
         #expect(strict.status == 0, "a clean config passes --strict: \(strict.out)")
     }
 
-    @Test func degradationsAreNamedWithTheirPathAndLineAndColumn() throws {
+    @Test func degradationsAreNamedWithTheirPathAndLineAndColumn() async throws {
         let text = try degradedBaseline()
         let file = try TemporaryFile(text)
         defer { file.remove() }
-        let result = try convert(["validate", "--config", file.path])
+        let result = try await convert(["validate", "--config", file.path])
         #expect(result.status == 0, "a degraded config still loads: \(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
@@ -74,17 +74,17 @@ private func degradedBaseline() throws -> String {
                                              + "sample_ab_test can never be shown: its traffic_allocation is not a number") },
                 "\(lines)")
         #expect(lines.last?.hasSuffix("; 2 degradations, 1 problem") == true)
-        let strict = try convert(["validate", "--config", file.path, "--strict"])
+        let strict = try await convert(["validate", "--config", file.path, "--strict"])
         #expect(strict.status == 1, "--strict fails on a degraded config")
         #expect(lines.last?.contains("4 experiences") == true)
     }
 
-    @Test func columnsCountCharactersAndMemberNamesMayBeEscaped() throws {
+    @Test func columnsCountCharactersAndMemberNamesMayBeEscaped() async throws {
         // One line; multi-byte characters before the value and an escaped member name on the way to it.
         let text = #"{"account_id": "1", "project": {"id": "2", "name": "Café ☕"}, "experiences": [{"id": "e", "key": "k", "vari\u0061tions": [{"id": "v", "traffic_allocation": true}]}]}"#
         let file = try TemporaryFile(text)
         defer { file.remove() }
-        let result = try convert(["validate", "--config", file.path])
+        let result = try await convert(["validate", "--config", file.path])
         #expect(result.status == 0)
         let expected = try position(of: #""traffic_allocation": true"#, in: text, shift: #""traffic_allocation": "#.count)
         #expect(expected.hasPrefix("1:"))
@@ -92,37 +92,37 @@ private func degradedBaseline() throws -> String {
                 "\(result.out)")
     }
 
-    @Test func pathsOfAWrappedDocumentAreFoundInsideItsData() throws {
+    @Test func pathsOfAWrappedDocumentAreFoundInsideItsData() async throws {
         let url = try Fixtures.url(.jsSDKTestConfig)
         let text = String(decoding: try Data(contentsOf: url), as: UTF8.self)
-        let result = try convert(["validate", "--config", url.path])
+        let result = try await convert(["validate", "--config", url.path])
         #expect(result.status == 0)
         let expected = try position(of: #""variations": [{}]"#, in: text, shift: #""variations": ["#.count)
         #expect(result.out.contains("\(url.path):\(expected): experiences[2].variations[0]: dropped: variation has no id"), "\(result.out)")
         #expect(result.out.contains(", environment staging;"))
     }
 
-    @Test func brokenJSONFailsWithLineAndColumn() throws {
+    @Test func brokenJSONFailsWithLineAndColumn() async throws {
         let text = "{\"account_id\": \"1\",\n  \"project\": {\"id\": \"2\"}\n  \"experiences\": []}\n"
         let file = try TemporaryFile(text)
         defer { file.remove() }
-        let result = try convert(["validate", "--config", file.path])
+        let result = try await convert(["validate", "--config", file.path])
         #expect(result.status == 1)
         #expect(result.out == "\(file.path):3:3: error: config is not valid JSON: expected ',' or '}'\n", "\(result.out)")
         #expect(!result.out.contains("byte"))
 
         let missing = try TemporaryFile(#"{"project": {"id": "2"}}"#)
         defer { missing.remove() }
-        let unloadable = try convert(["validate", "--config", missing.path])
+        let unloadable = try await convert(["validate", "--config", missing.path])
         #expect(unloadable.status == 1)
         #expect(unloadable.out == "\(missing.path): error: config is missing account_id\n")
     }
 
-    @Test func theJSONReportParses() throws {
+    @Test func theJSONReportParses() async throws {
         let text = try degradedBaseline()
         let file = try TemporaryFile(text)
         defer { file.remove() }
-        let result = try convert(["validate", "--config", file.path, "--format", "json"])
+        let result = try await convert(["validate", "--config", file.path, "--format", "json"])
         #expect(result.status == 0)
         let report = try JSONDecoder().decode(JSONValue.self, from: Data(result.out.utf8))
         #expect(report["loads"] == true)
@@ -139,7 +139,7 @@ private func degradedBaseline() throws -> String {
 
         let broken = try TemporaryFile("[1, 2,\n 3 4]")
         defer { broken.remove() }
-        let failed = try convert(["validate", "--config", broken.path, "--format", "json"])
+        let failed = try await convert(["validate", "--config", broken.path, "--format", "json"])
         #expect(failed.status == 1)
         let failure = try JSONDecoder().decode(JSONValue.self, from: Data(failed.out.utf8))
         #expect(failure["loads"] == false)

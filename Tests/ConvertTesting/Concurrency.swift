@@ -25,3 +25,54 @@ public enum BuiltProducts {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 }
+
+/// How a child process ended, and what it printed.
+public struct ProcessOutcome: Sendable {
+    /// The exit status.
+    public let status: Int32
+    /// Everything written to standard output.
+    public let out: Data
+    /// Everything written to standard error.
+    public let err: Data
+}
+
+extension Process {
+    /// Runs the process to its end without holding a thread of Swift's cooperative pool: a test
+    /// blocked in `waitUntilExit` holds one of as many threads as the machine has cores, and on
+    /// a 2-core machine two such tests stall every other async test. Standard output and error
+    /// are read on threads of their own; `input`, when given, is written to standard input,
+    /// which is then closed.
+    public func outcome(input: Data? = nil) async throws -> ProcessOutcome {
+        let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
+        standardOutput = stdout
+        standardError = stderr
+        if input != nil { standardInput = stdin }
+        let outData = Locked(Data()), errData = Locked(Data())
+        let readers = DispatchGroup()
+        try await withCheckedThrowingContinuation { (ended: CheckedContinuation<Void, any Error>) in
+            terminationHandler = { _ in ended.resume() }
+            do {
+                try run()
+            } catch {
+                terminationHandler = nil
+                ended.resume(throwing: error)
+                return
+            }
+            for (pipe, sink) in [(stdout, outData), (stderr, errData)] {
+                readers.enter()
+                Thread {
+                    sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                    readers.leave()
+                }.start()
+            }
+            if let input {
+                stdin.fileHandleForWriting.write(input)
+                try? stdin.fileHandleForWriting.close()
+            }
+        }
+        await withCheckedContinuation { (read: CheckedContinuation<Void, Never>) in
+            readers.notify(queue: .global()) { read.resume() }
+        }
+        return ProcessOutcome(status: terminationStatus, out: outData.value, err: errData.value)
+    }
+}

@@ -6,7 +6,7 @@ private let packageRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// `swift package dump-package` for the package, or `nil` with the reason when it cannot run.
-private func dumpedManifest() -> (Data?, String?) {
+private func dumpedManifest() async -> (Data?, String?) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     // A scratch path of its own: the running `swift test` holds the lock on `.build`.
@@ -15,13 +15,25 @@ private func dumpedManifest() -> (Data?, String?) {
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
+    // Waited for without holding a thread of the cooperative pool, which the other tests need.
+    let data: Data
     do {
-        try process.run()
+        data = try await withCheckedThrowingContinuation { (done: CheckedContinuation<Data, any Error>) in
+            do {
+                try process.run()
+            } catch {
+                done.resume(throwing: error)
+                return
+            }
+            Thread {
+                let read = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                done.resume(returning: read)
+            }.start()
+        }
     } catch {
         return (nil, "cannot run swift package dump-package: \(error)")
     }
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
     try? FileManager.default.removeItem(at: scratch)
     guard process.terminationStatus == 0 else { return (nil, "swift package dump-package exited \(process.terminationStatus)") }
     return (data, nil)
@@ -40,8 +52,8 @@ private func manifestOrSkip(_ manifest: Data?, _ problem: String?) throws -> Dat
 }
 
 @Suite struct PackageGraphTests {
-    @Test func everyImportOfAPackageModuleIsADeclaredDependency() throws {
-        let (manifest, problem) = dumpedManifest()
+    @Test func everyImportOfAPackageModuleIsADeclaredDependency() async throws {
+        let (manifest, problem) = await dumpedManifest()
         guard let manifest = try manifestOrSkip(manifest, problem) else { return }
         let check = try ImportCheck(root: packageRoot, manifest: manifest)
         #expect(check.targets.count > 20, "the manifest was read")
@@ -49,8 +61,8 @@ private func manifestOrSkip(_ manifest: Data?, _ problem: String?) throws -> Dat
         #expect(violations.isEmpty, "\(violations.map(\.description).joined(separator: "\n"))")
     }
 
-    @Test func anUndeclaredArrowIsCaught() throws {
-        let (manifest, problem) = dumpedManifest()
+    @Test func anUndeclaredArrowIsCaught() async throws {
+        let (manifest, problem) = await dumpedManifest()
         guard let manifest = try manifestOrSkip(manifest, problem) else { return }
         let real = try ImportCheck(root: packageRoot, manifest: manifest)
         // The same graph with Core's arrow to Rules taken away: Core's sources still import Rules.

@@ -26,19 +26,19 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         #expect(try JSONParser.parse(ConvertSwiftSDK.sampleConfig) == JSONParser.parse(quickstart))
     }
 
-    @Test func theReadmeSnippetTakesOnlyHelpAndVersion() throws {
-        let version = try runSnippet(["--version"])
+    @Test func theReadmeSnippetTakesOnlyHelpAndVersion() async throws {
+        let version = try await runSnippet(["--version"])
         #expect(version.status == 0)
         #expect(version.out.hasPrefix("readme-snippet ") && version.out.hasSuffix("\n") && !version.out.contains("show"))
-        let help = try runSnippet(["--help"])
+        let help = try await runSnippet(["--help"])
         #expect(help.status == 0 && help.out.hasPrefix("usage: readme-snippet"))
-        let unknown = try runSnippet(["--frobnicate"])
+        let unknown = try await runSnippet(["--frobnicate"])
         #expect(unknown.status == 2)
         #expect(unknown.err.hasPrefix("readme-snippet: unknown option --frobnicate"))
         #expect(unknown.out.isEmpty, "nothing of the snippet runs")
     }
 
-    private func runSnippet(_ arguments: [String], in directory: URL = FileManager.default.temporaryDirectory) throws
+    private func runSnippet(_ arguments: [String], in directory: URL = FileManager.default.temporaryDirectory) async throws
         -> (status: Int32, out: String, err: String) {
         let binary = try #require(BuiltProducts.executable("ReadmeSnippet") ?? BuiltProducts.executable("readme-snippet"),
                                   "the README example is built with the tests")
@@ -46,22 +46,16 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, out, err)
+        let outcome = try await process.outcome()
+        return (outcome.status, String(decoding: outcome.out, as: UTF8.self), String(decoding: outcome.err, as: UTF8.self))
     }
 
-    @Test func theReadmeSnippetRunsAsPastedOffline() throws {
+    @Test func theReadmeSnippetRunsAsPastedOffline() async throws {
         // From a directory outside the package: the snippet needs no file of this repository.
         let outside = FileManager.default.temporaryDirectory.appendingPathComponent("readme-snippet-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: outside) }
-        let (status, out, err) = try runSnippet([], in: outside)
+        let (status, out, err) = try await runSnippet([], in: outside)
         #expect(status == 0, "\(err)")
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("show 100314255") == true, "the visitor is bucketed: \(lines)")
