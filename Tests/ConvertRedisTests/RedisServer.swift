@@ -220,6 +220,16 @@ final class LoopbackListener: Sendable {
         shutdown(fd, Int32(SHUT_RDWR))
         _ = systemClose(fd)
     }
+
+    /// Makes `accept` fail from now on without closing the socket, for a listener whose accept
+    /// thread closes it: closed here, its number could be reused by another test's socket before
+    /// the thread's next `accept`, which would then take that socket's connections.
+    func stopAccepting() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        #if canImport(Darwin)
+        _ = systemClose(fd)
+        #endif
+    }
 }
 
 /// A "server" that accepts connections, reads a request, and answers `reply` (bytes that are
@@ -237,7 +247,12 @@ final class GarbageServer: Sendable {
         let thread = Thread { [listener, counts] in
             while true {
                 let client = accept(listener.fd, nil, nil)
-                guard client >= 0 else { return }
+                guard client >= 0 else {
+                    #if !canImport(Darwin)
+                    _ = systemClose(listener.fd)
+                    #endif
+                    return
+                }
                 counts.withValue { $0.accepted += 1 }
                 let connection = Thread {
                     var buffer = [UInt8](repeating: 0, count: 4096)
@@ -254,7 +269,7 @@ final class GarbageServer: Sendable {
         thread.start()
     }
 
-    deinit { listener.close() }
+    deinit { listener.stopAccepting() }
 }
 
 private func systemClose(_ fd: Int32) -> Int32 { close(fd) }

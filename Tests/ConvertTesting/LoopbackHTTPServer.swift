@@ -96,7 +96,12 @@ public final class LoopbackHTTPServer: Sendable {
         }
         if fd >= 0 {
             shutdown(fd, Int32(SHUT_RDWR))
+            #if canImport(Darwin)
             close(fd)
+            #endif
+            // Elsewhere the accept thread closes the socket once `accept` fails: closed here, its
+            // number could be reused by another test's socket before the thread's next `accept`,
+            // which would then take that socket's connections.
         }
     }
 
@@ -160,6 +165,9 @@ public final class LoopbackHTTPServer: Sendable {
             let client = accept(fd, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
+                #if !canImport(Darwin)
+                close(fd)
+                #endif
                 return
             }
             var noSigpipe: Int32 = 1
