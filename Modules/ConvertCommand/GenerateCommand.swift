@@ -478,14 +478,8 @@ struct SwiftKeysFile {
     }
 
     private static func typeWord(_ type: VariableType) -> String {
-        switch type {
-        case .boolean: return "boolean"
-        case .integer: return "integer"
-        case .float: return "float"
-        case .string: return "string"
-        case .json: return "json"
-        case .other(let raw): return raw.isEmpty ? "untyped" : SwiftName.comment(raw)
-        }
+        guard case .other(let raw) = type else { return type.name }
+        return raw.isEmpty ? "untyped" : SwiftName.comment(raw)
     }
 
     /// The first element of each key, sorted by the key's UTF-8 bytes (the same on every platform).

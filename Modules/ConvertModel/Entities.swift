@@ -153,6 +153,18 @@ public enum VariableType: Sendable, Hashable {
         default: self = .other(raw ?? "")
         }
     }
+
+    /// The type as the config writes it (`"boolean"`, …; an unknown type's own text).
+    public var name: String {
+        switch self {
+        case .boolean: return "boolean"
+        case .integer: return "integer"
+        case .float: return "float"
+        case .string: return "string"
+        case .json: return "json"
+        case .other(let raw): return raw
+        }
+    }
 }
 
 /// A feature flag with typed variables.

@@ -283,7 +283,7 @@ public struct ConvertOpenFeatureProvider: OpenFeatureProvider, CustomStringConve
         if case .other = variable.type {
             // A type this SDK does not know: the value decides.
         } else if !types.contains(variable.type) {
-            return .mismatch("variable \"\(variable.key)\" of feature \"\(feature.key)\" is declared \(Self.typeName(variable.type))")
+            return .mismatch("variable \"\(variable.key)\" of feature \"\(feature.key)\" is declared \(variable.type.name)")
         }
         let detail = visitor.featureDetail(feature.key, enableTracking: options.tracksDecisions)
         if let code = detail.errorCode { return .error(Self.code(code), "feature \"\(feature.key)\": \(code.rawValue)") }
@@ -336,17 +336,6 @@ public struct ConvertOpenFeatureProvider: OpenFeatureProvider, CustomStringConve
             metadata["variationId"] = .string(variation.variation.id)
         }
         return metadata
-    }
-
-    private static func typeName(_ type: VariableType) -> String {
-        switch type {
-        case .boolean: return "boolean"
-        case .integer: return "integer"
-        case .float: return "float"
-        case .string: return "string"
-        case .json: return "json"
-        case .other(let raw): return raw
-        }
     }
 
     /// A context for the visitor, with the evaluation context's attributes and location properties.
