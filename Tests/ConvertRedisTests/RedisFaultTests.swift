@@ -38,7 +38,8 @@ import Testing
             return
         }
         #expect(reason.contains("no reply"), "\(reason)")
-        #expect(elapsed >= .milliseconds(300) && (underThreadSanitizer || elapsed < .milliseconds(1_500)), "\(elapsed)")
+        // It waited for the deadline; without one it would wait until the suite's time limit.
+        #expect(elapsed >= .milliseconds(300), "\(elapsed)")
     }
 
     @Test func aConnectThatHangsTimesOutAndTheBackoffSparesLaterCalls() async throws {
