@@ -85,7 +85,7 @@ extension ConvertContext {
         // Goal data given, even an empty list, makes a transaction, as in JavaScript.
         let sendTransaction = goalData != nil && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
-        guard runtime.isTrackingEnabled(visitorHash) else {
+        guard snapshot.trackingEnabled else {
             runtime.log.debug("trackConversion \(goalKey): tracking is off")
             return .trackingDisabled
         }
@@ -97,7 +97,7 @@ extension ConvertContext {
                                       segments: segments, payload: payload)
             if runtime.ports.trackingSink.offer(event) {
                 count += 1
-                announceTracked(event, to: snapshot.trackingHooks)
+                runtime.announceTracked(event, to: snapshot.trackingHooks)
             } else {
                 dropped += 1
             }

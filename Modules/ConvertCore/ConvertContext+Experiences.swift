@@ -138,9 +138,4 @@ extension ConvertContext {
         return Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
                        installed: installed, snapshot: snapshot)
     }
-
-    /// Tells the SDK's hooks about a queued tracking event, outside every lock.
-    func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
-        runtime.announceTracked(event, to: hooks)
-    }
 }

@@ -106,12 +106,6 @@ final class SDKRuntime: Sendable {
         configuration.networkTracking && owned.withValue { $0.trackingEnabled }
     }
 
-    /// ``isTrackingEnabled`` through the stripe of `visitorHash`.
-    @inline(__always)
-    func isTrackingEnabled(_ visitorHash: UInt64) -> Bool {
-        configuration.networkTracking && decisionState.read(visitorHash) { $0.trackingEnabled }
-    }
-
     func setTrackingEnabled(_ enabled: Bool) {
         owned.withValue { owned in
             owned.trackingEnabled = enabled
