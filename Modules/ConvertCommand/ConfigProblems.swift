@@ -26,12 +26,12 @@ enum ConfigProblems {
             let base = index.path(collection, id: id)
             let label = "\(noun) \(name ?? id)\(name == nil ? "" : " (id \(id))")"
             if rules.canNeverMatch {
-                let reasons = inert.map { "\(leafPath($0)): \(why(rules[$0]))" }.joined(separator: "; ")
+                let reasons = inert.map { "\($0): \(why(rules[$0]))" }.joined(separator: "; ")
                 problems.append(ConfigProblem(path: base + ".rules", message: "\(label) \(never): \(reasons)"))
                 return true
             }
             for location in inert {
-                problems.append(ConfigProblem(path: base + ".rules." + leafPath(location),
+                problems.append(ConfigProblem(path: base + ".rules.\(location)",
                                               message: "a rule of \(label) never holds: \(why(rules[location]))"))
             }
             return false
@@ -114,10 +114,6 @@ enum ConfigProblems {
             return ConfigProblem(path: index.path("variations", id: variation.id, in: path),
                                  message: "variation \(variation.keyOrId) of experience \(experience.key) can never be shown: \(why)")
         }
-    }
-
-    private static func leafPath(_ location: RuleLocation) -> String {
-        "OR[\(location.block)].AND[\(location.group)].OR_WHEN[\(location.leaf)]"
     }
 
     private static func why(_ leaf: RuleLeaf?) -> String {

@@ -262,11 +262,7 @@ public actor TrackingQueue: TrackingSink {
             case .refused(let reason):
                 if refused(batch, reason: reason) {
                     // An outage, not bad data: the events wait and are sent again after a backoff.
-                    drainingBacklog = true
-                    buffer.countFailure(retrying: 0)
-                    settleWaiters()
-                    let delay = options.backoff.delay(attempt: failures)
-                    failures += 1
+                    let delay = failed(retrying: 0, after: nil, failures: &failures)
                     log.warn("tracking: the server refuses every event on its own (\(reason)); "
                              + "keeping them and retrying in \(delay)")
                     await backoff(delay)
@@ -274,17 +270,24 @@ public actor TrackingQueue: TrackingSink {
             case .retryLater(let after, _):
                 // A retry resends the batch as it was: in front, in order, never joined by later events.
                 units.insert(batch, at: 0)
-                drainingBacklog = true
-                buffer.countFailure(retrying: batch.count)
-                settleWaiters()
-                var delay = options.backoff.delay(attempt: failures)
-                if let after { delay = max(delay, min(after, options.backoff.maximum)) }
-                failures += 1
-                await backoff(delay)
+                await backoff(failed(retrying: batch.count, after: after, failures: &failures))
             }
             settleWaiters()
         }
         settleWaiters()
+    }
+
+    /// Counts a failed attempt (`retrying` events to be sent again) and returns the wait before the
+    /// next: the backoff for `failures`, or the receiver's `after` when longer (up to the cap).
+    private func failed(retrying: Int, after: Duration?, failures: inout Int) -> Duration {
+        drainingBacklog = true
+        buffer.countFailure(retrying: retrying)
+        settleWaiters()
+        let backoff = options.backoff
+        var delay = backoff.delay(attempt: failures)
+        if let after { delay = max(delay, min(after, backoff.maximum)) }
+        failures += 1
+        return delay
     }
 
     /// Waits `delay`; only a flush or shutdown cuts it short (once per call), never new events.
