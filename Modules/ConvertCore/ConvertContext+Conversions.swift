@@ -104,7 +104,7 @@ extension ConvertContext {
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
-        runtime.events.publish(.conversion, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        runtime.events.publish(.conversion, listening: snapshot.listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
         return dropped > 0 ? .dropped(eventCount: dropped) : .tracked(eventCount: count)
     }
 }

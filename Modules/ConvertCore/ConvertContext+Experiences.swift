@@ -65,7 +65,7 @@ extension ConvertContext {
         for position in decider.installed.config.experiences.indices {
             let variation = decider.snapshot.hooks.isEmpty
                 ? decider.decide(position: position, enableTracking: enableTracking)
-                : decider.hookedDetail(decider.installed.plans[position].key, enableTracking: enableTracking).value
+                : decider.hookedDetail(decider.installed.plans[position].key, at: position, enableTracking: enableTracking).value
             if let variation { found.append(variation) }
         }
         return found
@@ -86,8 +86,7 @@ extension ConvertContext {
                                      steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
                                      variationId: nil, variationKey: nil)
             }
-            var decider = Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash,
-                                  creationSegments: creationSegments, installed: installed, snapshot: snapshot)
+            var decider = decider(installed, snapshot)
             return decider.trace(position: position)
         }
     }
@@ -135,7 +134,12 @@ extension ConvertContext {
     /// cannot decide.
     func decider(_ call: String) -> Decider? {
         guard case .ready(let installed, let snapshot) = start(call, recording: true) else { return nil }
-        return Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
-                       installed: installed, snapshot: snapshot)
+        return decider(installed, snapshot)
+    }
+
+    /// This visitor's decider for a call that started on `installed` with `snapshot`.
+    func decider(_ installed: InstalledConfig, _ snapshot: Snapshot) -> Decider {
+        Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
+                installed: installed, snapshot: snapshot)
     }
 }

@@ -55,7 +55,7 @@ extension ConvertContext {
                 resolved.append(decider.resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking,
                                                 decided: &decided))
             } else {
-                resolved.append(decider.hookedFeature(feature.key, typeCasting: typeCasting, enableTracking: enableTracking,
+                resolved.append(decider.hookedFeature(feature.key, feature, typeCasting: typeCasting, enableTracking: enableTracking,
                                                       decided: &decided).value)
             }
         }
@@ -67,8 +67,7 @@ extension ConvertContext {
     public func explanation(forFeature key: String) -> [DecisionTrace] {
         guard case .ready(let installed, let snapshot) = start("explanation(forFeature:)", recording: false),
               let feature = installed.config.feature(key: key) else { return [] }
-        var decider = Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
-                              installed: installed, snapshot: snapshot)
+        var decider = decider(installed, snapshot)
         return installed.config.carrierIndexes(featureId: feature.id).map { decider.trace(position: $0) }
     }
 

@@ -220,7 +220,11 @@ public final class ConvertContext: Sendable {
 
     /// The hooks of a call that could not start (not ready, unusable visitor id).
     func hooksForFailedCall() -> [any EvaluationHook] {
-        runtime.decisionInputs(visitorHash).hooks + state.withValue { $0.hooks }
+        let (cached, own) = state.withValue { ($0.decision?.hooks, $0.hooks) }
+        // A call refused before the SDK was ready has just cached the decision state; one
+        // refused for its visitor id never read it.
+        let sdk = cached ?? runtime.decisionState.read(visitorHash) { $0.hooks }
+        return sdk + own
     }
 
     /// How a call starts: ready to decide, or refused with the reason.

@@ -65,8 +65,7 @@ public final class ConvertSwiftSDK: Sendable {
     public func ready(timeout: Duration) async throws {
         let gate = runtime.readiness
         let clock = runtime.ports.sleepClock
-        let (scaled, overflow) = timeout.components.seconds.multipliedReportingOverflow(by: 1000)
-        let milliseconds = overflow ? Int.max : Int(scaled) + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = ConvertConfiguration.milliseconds(timeout)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await gate.wait() }
             group.addTask {
@@ -156,7 +155,6 @@ public final class ConvertSwiftSDK: Sendable {
         runtime.events.unsubscribe(token)
     }
 
-    /// Switches tracking on or off at runtime; events suppressed while off are not replayed.
     /// Adds a hook run around every evaluation of every context, and on every tracking event
     /// (see ``EvaluationHook``).
     public func addHook(_ hook: any EvaluationHook) {

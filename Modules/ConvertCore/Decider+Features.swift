@@ -7,18 +7,26 @@ extension Decider {
     /// in `decided` (by an earlier feature of the same call) are not decided again.
     mutating func hookedFeature(_ key: String, typeCasting: Bool, enableTracking: Bool,
                                 decided: inout DecidedCarriers) -> FeatureDetail {
+        hookedFeature(key, installed.config.feature(key: key), typeCasting: typeCasting, enableTracking: enableTracking,
+                      decided: &decided)
+    }
+
+    /// ``hookedFeature(_:typeCasting:enableTracking:decided:)`` for `feature`, already found
+    /// (`nil`: no feature has `key`).
+    mutating func hookedFeature(_ key: String, _ feature: Feature?, typeCasting: Bool, enableTracking: Bool,
+                                decided: inout DecidedCarriers) -> FeatureDetail {
         let hooks = snapshot.hooks
         let context = hooks.isEmpty ? nil : HookContext(flagKind: .feature, key: key, visitorId: visitorId,
                                                         attributes: snapshot.attributes)
         if let context { runtime.runHooks(hooks, "before") { try $0.before(context) } }
-        let result = resolveDetail(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
+        let result = resolveDetail(key, feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         if let context { runtime.finishHooks(hooks, context, .feature(result)) }
         return result
     }
 
-    private mutating func resolveDetail(_ key: String, typeCasting: Bool, enableTracking: Bool,
+    private mutating func resolveDetail(_ key: String, _ feature: Feature?, typeCasting: Bool, enableTracking: Bool,
                                         decided: inout DecidedCarriers) -> FeatureDetail {
-        guard let feature = installed.config.feature(key: key) else {
+        guard let feature else {
             runtime.log.warn("no feature has the key \"\(key)\"")
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
                                  experiences: [])
@@ -38,6 +46,7 @@ extension Decider {
     /// carrier looked at is described there.
     mutating func resolve(_ feature: Feature, typeCasting: Bool, enableTracking: Bool,
                           decided: inout DecidedCarriers) -> BucketedFeature {
+        if let forced = forcedFeature(feature) { return forced }
         var details: [VariationDetail]?
         return resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
                        details: &details)
@@ -45,7 +54,6 @@ extension Decider {
 
     private mutating func resolve(_ feature: Feature, typeCasting: Bool, enableTracking: Bool,
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
-        if let forced = forcedFeature(feature) { return forced }
         for index in installed.config.carrierIndexes(featureId: feature.id) {
             let experience = installed.config.experiences[index]
             let variation: BucketedVariation?

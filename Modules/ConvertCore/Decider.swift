@@ -25,12 +25,18 @@ struct Decider {
 
     /// The detail of the experience with `key`, with the call's hooks around it.
     mutating func hookedDetail(_ key: String, enableTracking: Bool) -> VariationDetail {
+        hookedDetail(key, at: installed.experiencePosition(key: key), enableTracking: enableTracking)
+    }
+
+    /// ``hookedDetail(_:enableTracking:)`` for the experience at `position`, already found
+    /// (`nil`: no experience has `key`).
+    mutating func hookedDetail(_ key: String, at position: Int?, enableTracking: Bool) -> VariationDetail {
         let hooks = snapshot.hooks
         let context = hooks.isEmpty ? nil : HookContext(flagKind: .experience, key: key, visitorId: visitorId,
                                                         attributes: snapshot.attributes)
         if let context { runtime.runHooks(hooks, "before") { try $0.before(context) } }
         let result: VariationDetail
-        if let position = installed.experiencePosition(key: key) {
+        if let position {
             result = detail(position: position, enableTracking: enableTracking)
         } else {
             runtime.log.warn("no experience has the key \"\(key)\"")
@@ -139,9 +145,7 @@ struct Decider {
     /// The variation a QA override forces for this visitor, when it names one of the experience's.
     private func forcedVariation(_ plan: ExperiencePlan) -> Variation? {
         guard let wanted = snapshot.overrides?.variation(forExperience: plan.key, visitorId: visitorId) else { return nil }
-        if let variation = plan.variationModels.first(where: { $0.key == wanted }) ?? plan.variationModels.first(where: { $0.id == wanted }) {
-            return variation
-        }
+        if let variation = plan.experience.variation(key: wanted) ?? plan.experience.variation(id: wanted) { return variation }
         runtime.log.warn("override for experience \(plan.key): no variation has the key or id \"\(wanted)\"; ignored")
         return nil
     }

@@ -78,13 +78,6 @@ final class SDKRuntime: Sendable {
         decisionState.read(visitorHash) { $0.installed }
     }
 
-    /// The installed config and the overrides, as the stripe of `visitorHash` holds them.
-    @inline(__always)
-    func decisionInputs(_ visitorHash: UInt64) -> (installed: InstalledConfig?, overrides: DecisionOverrides?,
-                                                   hooks: [any EvaluationHook]) {
-        decisionState.read(visitorHash) { ($0.installed, $0.overrides, $0.hooks) }
-    }
-
     func addHook(_ hook: any EvaluationHook) {
         owned.withValue { owned in
             owned.hooks.append(hook)

@@ -61,6 +61,21 @@ private final class Recorder: EvaluationHook {
                 "hooks do not change decisions")
     }
 
+    @Test func withHooksEveryExperienceIsDecidedEvenWhenTwoShareAKey() async throws {
+        // The decoder keeps experiences whose keys repeat; `variations()` decides each of them.
+        let sharedKey: (inout [String: Any]) throws -> Void = { json in
+            try edit(&json, "experiences", at: 1) { $0["key"] = "test-experience-ab-fullstack-1" }
+        }
+        let plain = try await started(environment: "staging", networkTracking: false, mutate: sharedKey)
+        let hooked = try await started(environment: "staging", networkTracking: false, mutate: sharedKey)
+        let recorder = Recorder("r")
+        hooked.sdk.addHook(recorder)
+        let expected = qualifyingContext(plain, "twin-keys").variations().map(\.experienceId)
+        let decided = qualifyingContext(hooked, "twin-keys").variations().map(\.experienceId)
+        #expect(decided == expected)
+        #expect(Set(expected).count == expected.count, "each experience once: \(expected)")
+    }
+
     @Test func errorsReachTheErrorStageAndAFeatureIsHookedToo() async throws {
         let harness = try await started()
         let hook = Recorder("h")
