@@ -88,8 +88,7 @@ enum GenerateCommand {
 /// serving timestamp `_s_t`, so a re-fetch of an unchanged config gives the same file.
 enum Revision {
     static func of(_ json: JSONValue) -> String {
-        var document = json
-        if case .object(let top) = json, top["account_id"] == nil, let data = top["data"] { document = data }
+        var document = json.wrappedConfig ?? json
         if case .object(var members) = document {
             members["_s_t"] = nil
             document = .object(members)

@@ -201,3 +201,14 @@ struct LineReader {
         }
     }
 }
+
+extension JSONValue {
+    /// The config inside a wrapped document (`{"data": {…}}` without a top-level `account_id`,
+    /// the decoder's own test); `nil` when the document is not wrapped.
+    var wrappedConfig: JSONValue? {
+        guard case .object(let top) = self, top["account_id"] == nil, let data = top["data"], case .object = data else {
+            return nil
+        }
+        return data
+    }
+}

@@ -88,20 +88,14 @@ enum ValidateCommand {
                 return
             }
             // Degradation paths are relative to the document the decoder read: `data` when wrapped.
-            let wrapped = Self.isWrapped(json)
-            let start = wrapped ? map.offsets(of: ["data"])["data"] : nil
+            let wrapped = json.wrappedConfig
+            let start = wrapped == nil ? nil : map.offsets(of: ["data"])["data"]
             if let config = decoded?.config {
-                problems = ConfigProblems.find(in: config, document: wrapped ? json.objectValue?["data"] ?? json : json)
+                problems = ConfigProblems.find(in: config, document: wrapped ?? json)
             }
             let paths = (decoded?.degradations.map(\.path) ?? []) + problems.map(\.path)
             degradationOffsets = map.offsets(of: Set(paths), from: start)
             positions = map.positions(of: degradationOffsets.values)
-        }
-
-        /// The decoder's own test for a wrapped document.
-        private static func isWrapped(_ json: JSONValue) -> Bool {
-            guard case .object(let top) = json, top["account_id"] == nil, case .object? = top["data"] else { return false }
-            return true
         }
 
         private func position(_ offset: Int?) -> SourcePosition? {
