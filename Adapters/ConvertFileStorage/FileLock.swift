@@ -29,12 +29,7 @@ final class FileLock: Sendable {
             if errno == ENOENT && !create { return nil }
             throw POSIXFile.failure("open", url.path)
         }
-        do {
-            try POSIXFile.requireRegularFile(fd, url.path)
-        } catch {
-            close(fd)
-            throw error
-        }
+        _ = try POSIXFile.regularFileOrClosed(fd, url.path)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             let code = errno

@@ -78,6 +78,17 @@ enum POSIXFile {
         return lstat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
+    /// `fd` when it is a regular file; otherwise it is closed and the refusal thrown.
+    static func regularFileOrClosed(_ fd: Int32, _ path: String) throws -> Int32 {
+        do {
+            try requireRegularFile(fd, path)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
     /// Fails unless `fd` is a regular file (not a device, a FIFO or a directory).
     static func requireRegularFile(_ fd: Int32, _ path: String) throws {
         var info = stat()
@@ -127,13 +138,7 @@ enum POSIXFile {
         // Close-on-exec: a child process must not inherit descriptors (nor the locks beside them).
         let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, ownerOnly)
         guard fd >= 0 else { throw failure("open", url.path) }
-        do {
-            try requireRegularFile(fd, url.path)
-        } catch {
-            close(fd)
-            throw error
-        }
-        return fd
+        return try regularFileOrClosed(fd, url.path)
     }
 
     static func read(_ url: URL) throws -> Data? {
