@@ -40,7 +40,7 @@ public final class ConvertContext: Sendable {
     /// The report keys among the creation attributes with their values as given, stored as the
     /// visitor's segments once a config is installed (`nil` when there are none, or when the
     /// context previews). Audiences read these keys from the store, as the JavaScript SDK does.
-    let creationSegments: [String: JSONValue]?
+    let creationSegments: ReportValues?
     /// Whether they still wait for a config (the context was created before readiness).
     private let creationSegmentsDeferred: Bool
 
@@ -70,11 +70,10 @@ public final class ConvertContext: Sendable {
             visitorIdProblem = nil
         }
         if let visitorIdProblem { runtime.log.warn("context not usable: \(visitorIdProblem)") }
-        if case .string(let raw)? = attributes[PreviewTarget.attributeKey] {
+        if case .string(let raw)? = attributes.member(PreviewTarget.attributeKey) {
             state.preview = PreviewTarget(parsing: raw)
         }
-        let segments = VisitorSegments.reportValues(in: attributes)
-        creationSegments = segments.isEmpty || state.preview != nil || visitorIdProblem != nil ? nil : segments
+        creationSegments = state.preview != nil || visitorIdProblem != nil ? nil : ReportValues(of: attributes)
         var installed: InstalledConfig?
         if creationSegments != nil && !deferringSegments {
             let (generation, decision) = runtime.decisionSnapshot(visitorHash)
@@ -92,11 +91,11 @@ public final class ConvertContext: Sendable {
     }
 
     /// Stores `segments` as the visitor's; returns the visitor's data after.
-    private func store(_ segments: [String: JSONValue], _ installed: InstalledConfig) -> VisitorData {
+    private func store(_ segments: ReportValues, _ installed: InstalledConfig) -> VisitorData {
         Self.store(segments, runtime, storeKey(installed))
     }
 
-    private static func store(_ segments: [String: JSONValue], _ runtime: SDKRuntime, _ key: VisitorKey) -> VisitorData {
+    private static func store(_ segments: ReportValues, _ runtime: SDKRuntime, _ key: VisitorKey) -> VisitorData {
         runtime.ports.visitorStore.update(key) { data -> VisitorData in
             data.storeSegmentValues(segments)
             return data

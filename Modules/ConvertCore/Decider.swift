@@ -3,6 +3,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertStorage
+import ConvertVisitor
 
 /// Decides and records for one call of one visitor: experiences and features through
 /// ``DecisionEngine``, then the one store write a change needs, tracking, announcements and
@@ -14,7 +15,7 @@ struct Decider {
     let visitorId: String
     let visitorHash: UInt64
     /// The context's creation report keys (see ``ConvertContext/creationSegments``).
-    let creationSegments: [String: JSONValue]?
+    let creationSegments: ReportValues?
     /// The config the whole call decides against.
     let installed: InstalledConfig
     /// What the call reads of the context; it also carries the visitor's data from one decision

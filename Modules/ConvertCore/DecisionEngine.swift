@@ -14,7 +14,7 @@ struct DecisionInput {
     let attributes: [String: JSONValue]
     let locationProperties: [String: JSONValue]
     /// The report keys of the context's creation attributes, when they were stored.
-    let creationSegments: [String: JSONValue]?
+    let creationSegments: ReportValues?
     let hashSeed: UInt32
 }
 
@@ -29,8 +29,8 @@ extension DecisionInput {
         if attributesCover(stored) { return attributes }
         var overlay = attributes
         if let creationSegments {
-            for (key, value) in creationSegments where stored[key] != nil && attributes[key] == value {
-                overlay[key] = nil
+            creationSegments.forEach { key, value in
+                if stored[key] != nil && attributes[key] == value { overlay[key] = nil }
             }
         }
         return JSONValue.deepMerging(stored, overlay)
@@ -40,8 +40,8 @@ extension DecisionInput {
     /// value, and that value merges into itself or is an unchanged creation value.
     private func attributesCover(_ stored: [String: JSONValue]) -> Bool {
         for (key, value) in stored {
-            guard let given = attributes[key], given == value else { return false }
-            if !value.mergesIntoItself && creationSegments?[key] != given { return false }
+            guard let given = attributes.member(key), given == value else { return false }
+            if !value.mergesIntoItself && creationSegments?.member(key) != given { return false }
         }
         return true
     }
@@ -147,28 +147,30 @@ enum DecisionEngine {
                 return false
             }
             decision.locationsEvaluated = true
-            var anyMatched = false
             let properties = input.locationProperties
-            let rules = input.installed.locationRules
-            for (position, index) in indexes.enumerated() {
-                let matched: Bool
-                if T.recordsSteps {
+            var matched: UInt64 = 0, unmatched: UInt64 = 0, anyMatched = false
+            if T.recordsSteps {
+                for (position, index) in indexes.enumerated() {
                     let location = input.config.locations[index]
                     let outcome = location.rules?.evaluate(properties)
                         ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
                     tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
-                    matched = outcome.matched
-                } else {
-                    matched = rules[index]?.matches(properties) ?? false
+                    let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
+                    if outcome.matched { matched |= bit } else { unmatched |= bit }
+                    anyMatched = anyMatched || outcome.matched
                 }
-                let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
-                if matched {
-                    anyMatched = true
-                    decision.matchedLocations |= bit
-                } else {
-                    decision.unmatchedLocations |= bit
+            } else {
+                let rules = input.installed.rules
+                let view = rules.input(properties)
+                for position in indexes.indices {
+                    let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
+                    let holds = rules.matches(indexes[position], view)
+                    if holds { matched |= bit } else { unmatched |= bit }
+                    anyMatched = anyMatched || holds
                 }
             }
+            decision.matchedLocations |= matched
+            decision.unmatchedLocations |= unmatched
             return anyMatched
         }
         if let siteArea = plan.siteArea {
@@ -216,7 +218,8 @@ enum DecisionEngine {
                 tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
                 audienceMatched = outcome.matched
             } else {
-                audienceMatched = installed.audienceRules[index]?.matches(data, membership: membership) ?? false
+                let rules = installed.rules, set = installed.audienceRulesStart + index
+                audienceMatched = rules.matches(set, rules.input(data), membership: membership)
             }
             if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
             if audienceMatched {

@@ -23,10 +23,11 @@ final class InstalledConfig: Sendable {
     let experienceKeys: ExperienceKeyIndex
     /// Interned keys (the id when a location has no key) of `config.locations`.
     let locationKeys: [InternedId]
-    /// The rules of `config.locations`, apart so the decision path does not copy locations.
-    let locationRules: [RuleSet?]
-    /// The rules and permanence of `config.audiences`, apart for the same reason.
-    let audienceRules: [RuleSet?]
+    /// The rules of `config.locations` (sets `0..<locations.count`), then those of
+    /// `config.audiences` (from ``audienceRulesStart``), compiled for matching.
+    let rules: RuleProgram
+    let audienceRulesStart: Int
+    /// The permanence of `config.audiences`, apart so the decision path does not copy audiences.
     let audiencePermanent: [Bool]
 
     init(config: ProjectConfig, environment: String, fingerprint: JSONValue, bytes: Data) {
@@ -52,8 +53,8 @@ final class InstalledConfig: Sendable {
         }
         experienceKeys = ExperienceKeyIndex(plans)
         locationKeys = Array(interned)
-        locationRules = config.locations.map(\.rules)
-        audienceRules = config.audiences.map(\.rules)
+        rules = RuleProgram([config.locations.map(\.rules), config.audiences.map(\.rules)])
+        audienceRulesStart = config.locations.count
         audiencePermanent = config.audiences.map { $0.type == .permanent }
     }
 

@@ -107,3 +107,15 @@ extension JSONValue: Codable {
         }
     }
 }
+
+extension Dictionary where Key == String, Value == JSONValue {
+    /// `self[key]`, scanning a map of a few members instead of hashing the key: visitor
+    /// attributes, location properties and stored segments are that small, and SipHash of the
+    /// key costs more than comparing it with each member.
+    @inlinable
+    package func member(_ key: String) -> JSONValue? {
+        guard count <= 4 else { return self[key] }
+        for (candidate, value) in self where candidate == key { return value }
+        return nil
+    }
+}

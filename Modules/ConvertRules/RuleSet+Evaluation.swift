@@ -93,7 +93,7 @@ extension RuleLeaf {
     public func evaluate(_ data: [String: JSONValue]) -> LeafVerdict {
         if let invalidReason { return .invalidLeaf(invalidReason) }
         guard let matchType else { return .unknownMatchType(matchTypeName ?? "") }
-        let found = data.isEmpty ? nil : key.flatMap { Self.lookup($0, in: data) }
+        let found = data.isEmpty ? nil : key.flatMap { data.member($0) }
         guard let visitor = found else {
             if matchType.judgesPresence { return verdict(matchType == .doesNotExist) }
             return data.isEmpty ? .emptyData : .missingKey
@@ -105,7 +105,7 @@ extension RuleLeaf {
     func holds(_ data: [String: JSONValue]) -> Bool {
         let s = storage
         guard s.invalidReason == nil, let matchType = s.matchType else { return false }
-        let found = data.isEmpty ? nil : s.key.flatMap { Self.lookup($0, in: data) }
+        let found = data.isEmpty ? nil : s.key.flatMap { data.member($0) }
         guard let visitor = found else {
             return matchType.judgesPresence && (matchType == .doesNotExist) != s.negated
         }
@@ -126,14 +126,6 @@ extension RuleLeaf {
             break
         }
         return compare(visitor, matchType).isMatch
-    }
-
-    /// `data[key]`; small maps are scanned, which beats hashing the key.
-    @inline(__always)
-    private static func lookup(_ key: String, in data: [String: JSONValue]) -> JSONValue? {
-        guard data.count <= 4 else { return data[key] }
-        for (candidate, value) in data where candidate == key { return value }
-        return nil
     }
 
     /// Evaluates this leaf as a mutual-exclusion leaf against a membership resolver; an

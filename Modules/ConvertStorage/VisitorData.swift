@@ -101,6 +101,15 @@ public struct VisitorData: Sendable, Hashable, Codable {
         return true
     }
 
+    /// ``storeSegmentValues(_:)`` for report values read in place.
+    @discardableResult
+    package mutating func storeSegmentValues(_ values: ReportValues) -> Bool {
+        let stored = segmentsBox?.values ?? [:]
+        guard !values.storeChangesNothing(over: stored) else { return false }
+        segmentValues = VisitorSegments.storing(values.dictionary, over: stored)
+        return true
+    }
+
     /// The variation id stored for an experience id.
     public func variationId(forExperienceId experienceId: String) -> String? {
         guard let experience = IdPool.shared.existing(experienceId) else { return nil }

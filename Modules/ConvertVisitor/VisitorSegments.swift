@@ -68,7 +68,11 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// stores as the visitor's segments, so that a returning visitor's rules read exactly what an
     /// earlier call supplied (see ``VisitorData/segmentValues``).
     public static func reportValues(in values: [String: JSONValue]) -> [String: JSONValue] {
-        var out: [String: JSONValue] = [:]
+        var count = 0
+        for key in values.keys where isReportKey(key) { count += 1 }
+        if count == 0 { return [:] }
+        if count == values.count { return values }
+        var out = [String: JSONValue](minimumCapacity: count)
         for (key, value) in values where isReportKey(key) { out[key] = value }
         return out
     }
@@ -104,7 +108,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// Whether storing `new` over `stored` would leave `stored` as it is; decided without
     /// building the merged values in the usual case of a visitor giving the same values again.
     public static func storingChangesNothing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
-        new.allSatisfy { key, value in stored[key] == value && value.mergesIntoItself } || storing(new, over: stored) == stored
+        new.allSatisfy { key, value in stored.member(key) == value && value.mergesIntoItself } || storing(new, over: stored) == stored
     }
 
     /// Whether no key is set.
@@ -156,5 +160,51 @@ extension JSONValue {
         case .object(let members): return members.values.allSatisfy(\.mergesIntoItself)
         default: return true
         }
+    }
+}
+
+/// The report keys of a set of attributes, read in place: what
+/// ``VisitorSegments/reportValues(in:)`` gives, without building a dictionary for it (a context
+/// keeps them from its creation attributes; most visitors store them unchanged).
+package struct ReportValues: Sendable {
+    /// The attributes the report keys are read from (other keys included).
+    package let attributes: [String: JSONValue]
+
+    /// The report values of `attributes`; `nil` when there are none.
+    package init?(of attributes: [String: JSONValue]) {
+        guard attributes.keys.contains(where: VisitorSegments.isReportKey) else { return nil }
+        self.attributes = attributes
+    }
+
+    /// The value of report key `key`; `nil` for a key that is not one, or is not given.
+    package func member(_ key: String) -> JSONValue? {
+        VisitorSegments.isReportKey(key) ? attributes.member(key) : nil
+    }
+
+    /// Calls `body` with each report key and its value, in no particular order.
+    package func forEach(_ body: (String, JSONValue) throws -> Void) rethrows {
+        for (key, value) in attributes where VisitorSegments.isReportKey(key) { try body(key, value) }
+    }
+
+    /// Whether `body` holds for every report key and its value.
+    package func allSatisfy(_ body: (String, JSONValue) throws -> Bool) rethrows -> Bool {
+        for (key, value) in attributes where VisitorSegments.isReportKey(key) { guard try body(key, value) else { return false } }
+        return true
+    }
+
+    /// The report values as a dictionary.
+    package var dictionary: [String: JSONValue] { VisitorSegments.reportValues(in: attributes) }
+
+    /// Whether storing them over `stored` would leave `stored` as it is
+    /// (``VisitorSegments/storingChangesNothing(_:over:)``), building no dictionary when so.
+    package func storeChangesNothing(over stored: [String: JSONValue]) -> Bool {
+        var unchanged = true
+        for (key, value) in attributes where VisitorSegments.isReportKey(key) {
+            guard stored.member(key) == value, value.mergesIntoItself else {
+                unchanged = false
+                break
+            }
+        }
+        return unchanged || VisitorSegments.storing(dictionary, over: stored) == stored
     }
 }

@@ -1,0 +1,141 @@
+import ConvertRules
+import Testing
+
+/// The compiled program answers as `RuleSet.matches` for every rule set it holds.
+@Suite struct RuleProgramTests {
+    /// Values a visitor gives: every kind, ASCII and not, numeric strings, casing.
+    static let visitorValues: [JSONValue] = [
+        .null, true, false, 0, 3, 5, -0.5, 1e21, "", "abc", "ABC", "Pricing", "pricing", "PRICING ", "3", "5", "007",
+        "-0", "0,5", "1a", "İ", "straße", "STRASSE", "ǅ", "a|b", [1, "a"], ["k": 1], "1234567890123456",
+    ]
+
+    /// Data sets over the keys `k` and `j`, small and past four members.
+    static let dataSets: [[String: JSONValue]] = {
+        var sets: [[String: JSONValue]] = [[:], ["other": "x"]]
+        for value in visitorValues {
+            sets.append(["k": value])
+            sets.append(["j": "abc", "k": value])
+            sets.append(["a": 1, "b": 2, "c": 3, "d": 4, "k": value])  // past the inline four
+            sets.append(["a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "j": value])
+        }
+        return sets
+    }()
+
+    @Test func oneLeafSetsAgreeOnEveryOperatorValueAndData() {
+        var sets: [RuleSet?] = [nil]
+        for match in FastPathTests.matchTypes {
+            for value in FastPathTests.values + [.string("pricing"), .string("PRICING"), .string("straße"), 5, 3] {
+                for negated in [false, true] {
+                    sets.append(rule("k", match, value, negated: negated))
+                    sets.append(rule("j", match, value, negated: negated))
+                }
+            }
+        }
+        // A leaf without a key judges presence alone.
+        sets.append(RuleSet(json: ["OR": [["AND": [["OR_WHEN": [["matching": ["match_type": "doesNotExist", "negated": false]]]]]]]]))
+        sets.append(RuleSet(json: ["OR": [["AND": [["OR_WHEN": [["matching": ["match_type": "exists", "negated": true]]]]]]]]))
+        let program = RuleProgram([Array(sets.prefix(sets.count / 2)), Array(sets.dropFirst(sets.count / 2))])
+        #expect(program.count == sets.count)
+        var checked = 0
+        for data in Self.dataSets {
+            let input = program.input(data)
+            for (index, set) in sets.enumerated() {
+                let expected = set?.matches(data) ?? false
+                let answer = program.matches(index, input)
+                #expect(answer == expected, "set \(index) \(String(describing: set?.json)) data \(data)")
+                checked += 1
+            }
+        }
+        #expect(checked == sets.count * Self.dataSets.count)
+    }
+
+    @Test func randomTreesAgree() {
+        var random = SplitMix(seed: 0x5EED)
+        let keys = ["k", "j", "location", "feature", "browser"]
+        let matches = ["equals", "equalsNumber", "matches", "less", "lessEqual", "contains", "exists", "doesNotExist", "isIn"]
+        let targets: [JSONValue] = ["pricing", "PRICING", "abc", "3", 3, 5, "5", true, "a|pricing", "straße"]
+        func leaf() -> JSONValue {
+            var fields: [String: JSONValue] = [
+                "rule_type": "generic_key_value",
+                "matching": ["match_type": .string(matches[random.below(matches.count)]), "negated": .bool(random.below(2) == 0)],
+                "value": targets[random.below(targets.count)],
+            ]
+            if random.below(10) > 0 { fields["key"] = .string(keys[random.below(keys.count)]) }
+            return .object(fields)
+        }
+        func tree() -> RuleSet {
+            let blocks: [JSONValue] = (0..<random.below(3)).map { _ in
+                ["AND": .array((0..<(1 + random.below(3))).map { _ in
+                    ["OR_WHEN": .array((0..<random.below(4)).map { _ in leaf() })]
+                })]
+            }
+            return RuleSet(json: ["OR": .array(blocks)])
+        }
+        let sets: [RuleSet?] = (0..<300).map { _ in tree() }
+        let program = RuleProgram([sets])
+        let values: [JSONValue] = ["pricing", "Pricing", "3", 3, 4.5, "x", true, .null, "straße", ["a"]]
+        var disagreements = 0, matched = 0
+        for _ in 0..<200 {
+            var data: [String: JSONValue] = [:]
+            for key in keys where random.below(3) > 0 { data[key] = values[random.below(values.count)] }
+            let input = program.input(data)
+            for (index, set) in sets.enumerated() {
+                let expected = set!.matches(data)
+                if expected { matched += 1 }
+                if program.matches(index, input) != expected { disagreements += 1 }
+            }
+        }
+        #expect(disagreements == 0)
+        // The sample exercises both answers.
+        #expect(matched > 1000 && matched < 59_000)
+    }
+
+    @Test func mutualExclusionSetsAskTheResolver() {
+        let exclusion = RuleSet(json: ["OR": [["AND": [["OR_WHEN": [
+            ["rule_type": "bucketed_into_experience_key", "value": "other",
+             "matching": ["match_type": "equals", "negated": false]],
+        ]]]]]])
+        let program = RuleProgram([[exclusion, rule("k", "equals", "a")]])
+        let input = program.input(["k": "A"])
+        let bucketed = program.matches(0, input, membership: { $0 == "other" ? true : nil })
+        let notBucketed = program.matches(0, input, membership: { _ in false })
+        let plain = program.matches(1, input)
+        #expect(bucketed && !notBucketed && plain)
+    }
+
+    @Test func fixtureRulesAgree() throws {
+        let data = try #require(try fixtureJSON("rules-test-config")["data"])
+        var sets: [RuleSet?] = []
+        for collection in ["audiences", "goals", "segments", "locations"] {
+            for entity in data[collection]?.arrayValue ?? [] { sets.append(entity["rules"].map(RuleSet.init(json:))) }
+        }
+        #expect(sets.count > 3)
+        let program = RuleProgram([sets])
+        let samples: [[String: JSONValue]] = [
+            ["varName1": "value1", "varName2": "VALUE2"], ["varName3": "something"], ["pages_visited_count": 2],
+            ["visit_duration": "11"], ["country": "us", "browser_name": "Chrome"], ["enabled": true], ["enabled": "true"],
+            ["country": "GB", "browser_name": "chrome"], [:],
+        ]
+        for sample in samples {
+            let input = program.input(sample)
+            for (index, set) in sets.enumerated() {
+                let answer = program.matches(index, input)
+                #expect(answer == (set?.matches(sample) ?? false), "set \(index) data \(sample)")
+            }
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing case can be replayed.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
