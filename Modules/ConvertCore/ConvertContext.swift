@@ -60,7 +60,6 @@ public final class ConvertContext: Sendable {
     init(runtime: SDKRuntime, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
         self.runtime = runtime
         self.visitorId = visitorId
-        var state = State(attributes: attributes)
         visitorHash = KeyHash.hash64(visitorId)
         if Self.isBlank(visitorId) {
             visitorIdProblem = "the visitor id is empty"
@@ -70,24 +69,27 @@ public final class ConvertContext: Sendable {
             visitorIdProblem = nil
         }
         if let visitorIdProblem { runtime.log.warn("context not usable: \(visitorIdProblem)") }
-        if case .string(let raw)? = attributes.member(PreviewTarget.attributeKey) {
-            state.preview = PreviewTarget(parsing: raw)
+        var preview: PreviewTarget?
+        if case .string(let raw)? = attributes.member(PreviewTarget.attributeKey) { preview = PreviewTarget(parsing: raw) }
+        creationSegments = preview != nil || visitorIdProblem != nil ? nil : ReportValues(of: attributes)
+        guard let creationSegments, !deferringSegments else {
+            creationSegmentsDeferred = creationSegments != nil
+            state = Locked(State(attributes: attributes, preview: preview))
+            return
         }
-        creationSegments = state.preview != nil || visitorIdProblem != nil ? nil : ReportValues(of: attributes)
-        var installed: InstalledConfig?
-        if creationSegments != nil && !deferringSegments {
-            let (generation, decision) = runtime.decisionSnapshot(visitorHash)
-            state.decision = decision
-            state.generation = generation
-            installed = decision.installed
+        let (generation, decision) = runtime.decisionSnapshot(visitorHash)
+        guard let installed = decision.installed else {
+            creationSegmentsDeferred = true
+            state = Locked(State(attributes: attributes, preview: preview, decision: decision, generation: generation))
+            return
         }
-        creationSegmentsDeferred = creationSegments != nil && installed == nil
-        if let installed, let creationSegments {
-            state.creationSegmentsStored = true
-            state.prefetched = (installed.namespaceHash,
-                                Self.store(creationSegments, runtime, installed.visitorKey(visitorId, visitorHash: visitorHash)))
-        }
-        self.state = Locked(state)
+        creationSegmentsDeferred = false
+        // Built in one expression, so the state is moved into its lock rather than copied.
+        state = Locked(State(attributes: attributes, preview: preview, creationSegmentsStored: true,
+                             prefetched: (installed.namespaceHash,
+                                          Self.store(creationSegments, runtime,
+                                                     installed.visitorKey(visitorId, visitorHash: visitorHash))),
+                             decision: decision, generation: generation))
     }
 
     /// Stores `segments` as the visitor's; returns the visitor's data after.
@@ -177,8 +179,10 @@ public final class ConvertContext: Sendable {
     /// Whether a preview is set.
     public var isPreviewing: Bool { state.withValue { $0.preview != nil } }
 
-    /// What one call reads of the context, and the visitor's data as the call last saw it.
-    struct Snapshot {
+    /// What one call reads of the context, and the visitor's data as the call last saw it. A
+    /// class made for each call and kept by that call alone: handing it from the context to the
+    /// decider and the engine moves one reference, not a dozen.
+    final class Snapshot {
         let attributes: [String: JSONValue]
         let locationProperties: [String: JSONValue]
         let preview: PreviewTarget?
@@ -196,6 +200,16 @@ public final class ConvertContext: Sendable {
         /// the call starts from it and records what it stored, so a call reads the store once.
         var stored: VisitorData?
         var storedNamespace: UInt64 = 0
+
+        init(attributes: [String: JSONValue], locationProperties: [String: JSONValue], preview: PreviewTarget?,
+             hooks: [any EvaluationHook], stored: VisitorData?, storedNamespace: UInt64) {
+            self.attributes = attributes
+            self.locationProperties = locationProperties
+            self.preview = preview
+            self.hooks = hooks
+            self.stored = stored
+            self.storedNamespace = storedNamespace
+        }
     }
 
     private static func takeSnapshot(_ state: inout State) -> Snapshot {
@@ -267,7 +281,7 @@ public final class ConvertContext: Sendable {
             if storeSegments { state.creationSegmentsStored = true }
             return (decision, Self.takeSnapshot(&state), storeSegments)
         }
-        guard let installed = decision.installed, var snapshot = taken else {
+        guard let installed = decision.installed, let snapshot = taken else {
             runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return .refused(.notReady)
         }

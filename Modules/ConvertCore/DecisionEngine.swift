@@ -161,13 +161,7 @@ enum DecisionEngine {
                 }
             } else {
                 let rules = input.installed.rules
-                let view = rules.input(properties)
-                for position in indexes.indices {
-                    let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
-                    let holds = rules.matches(indexes[position], view)
-                    if holds { matched |= bit } else { unmatched |= bit }
-                    anyMatched = anyMatched || holds
-                }
+                (matched, unmatched, anyMatched) = rules.matchEach(indexes, rules.input(properties))
             }
             decision.matchedLocations |= matched
             decision.unmatchedLocations |= unmatched

@@ -188,33 +188,62 @@ package final class RuleProgram: Sendable {
         }
         return shape.withUnsafeBufferPointer { shape in
             codes.withUnsafeBufferPointer { codes in
+                text.withUnsafeBufferPointer { text in run(set, input, shape, codes, text) }
+            }
+        }
+    }
+
+    /// Which of the rule sets at `indexes` match the input, as bits (bit i for `indexes[i]`;
+    /// positions past 63 have none), and whether any matched.
+    package func matchEach(_ indexes: [Int], _ input: borrowing RuleInput) -> (matched: UInt64, unmatched: UInt64, any: Bool) {
+        var matched: UInt64 = 0, unmatched: UInt64 = 0, any = false
+        shape.withUnsafeBufferPointer { shape in
+            codes.withUnsafeBufferPointer { codes in
                 text.withUnsafeBufferPointer { text in
-                    var at = Int(set.shapeStart), leaf = Int(set.codeStart)
-                    let blocks = Int(shape[at])
-                    at += 1
-                    for _ in 0..<blocks {
-                        let groupCount = Int(shape[at])
-                        at += 1
-                        var blockHolds = groupCount > 0
-                        for _ in 0..<groupCount {
-                            let leafCount = Int(shape[at])
-                            at += 1
-                            if blockHolds {
-                                var groupHolds = false
-                                for l in leaf..<(leaf + leafCount) where holds(codes[l], l, input, text) {
-                                    groupHolds = true
-                                    break
-                                }
-                                blockHolds = groupHolds
-                            }
-                            leaf += leafCount
+                    for position in indexes.indices {
+                        let set = sets[indexes[position]]
+                        let holds: Bool
+                        if set.shapeStart >= 0 {
+                            holds = run(set, input, shape, codes, text)
+                        } else {
+                            holds = set.shapeStart == -2 ? ruleSets[indexes[position]]!.matches(input.data) : false
                         }
-                        if blockHolds { return true }
+                        let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
+                        if holds { matched |= bit } else { unmatched |= bit }
+                        any = any || holds
                     }
-                    return false
                 }
             }
         }
+        return (matched, unmatched, any)
+    }
+
+    @inline(__always)
+    private func run(_ set: SetCode, _ input: borrowing RuleInput, _ shape: UnsafeBufferPointer<Int32>,
+                     _ codes: UnsafeBufferPointer<Code>, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var at = Int(set.shapeStart), leaf = Int(set.codeStart)
+        let blocks = Int(shape[at])
+        at += 1
+        for _ in 0..<blocks {
+            let groupCount = Int(shape[at])
+            at += 1
+            var blockHolds = groupCount > 0
+            for _ in 0..<groupCount {
+                let leafCount = Int(shape[at])
+                at += 1
+                if blockHolds {
+                    var groupHolds = false
+                    for l in leaf..<(leaf + leafCount) where holds(codes[l], l, input, text) {
+                        groupHolds = true
+                        break
+                    }
+                    blockHolds = groupHolds
+                }
+                leaf += leafCount
+            }
+            if blockHolds { return true }
+        }
+        return false
     }
 
     @inline(__always)
