@@ -53,7 +53,7 @@ package struct JSONTape {
 }
 
 /// One value of a ``JSONTape``, borrowed: valid only inside ``JSONTape/withRoot(bytes:_:)``.
-package struct JSONNode {
+package struct JSONNode: JSONDocumentValue {
     private let nodes: UnsafePointer<JSONTape.Node>
     private let strings: UnsafePointer<String>?
     private let bytes: UnsafePointer<UInt8>?
@@ -71,24 +71,8 @@ package struct JSONNode {
         JSONNode(nodes: nodes, strings: strings, bytes: bytes, index: i)
     }
 
-    /// The JSON type of a value.
-    package enum Kind {
-        /// `null`.
-        case null
-        /// `true` or `false`.
-        case bool
-        /// A number.
-        case number
-        /// A string.
-        case string
-        /// An array.
-        case array
-        /// An object.
-        case object
-    }
-
     /// This value's JSON type.
-    package var kind: Kind {
+    package var jsonKind: JSONKind {
         switch nodes[index].kind {
         case .null: return .null
         case .false, .true: return .bool
@@ -101,6 +85,15 @@ package struct JSONNode {
 
     /// Whether this is `null`.
     package var isNull: Bool { nodes[index].kind == .null }
+
+    /// The boolean payload, if this is a boolean.
+    package var boolValue: Bool? {
+        switch nodes[index].kind {
+        case .false: return false
+        case .true: return true
+        default: return nil
+        }
+    }
 
     /// The numeric payload, if this is a number.
     package var numberValue: Double? {
@@ -160,7 +153,7 @@ package struct JSONNode {
     }
 
     /// The elements, if this is an array.
-    package var elements: Elements? {
+    package var arrayElements: Elements? {
         let n = nodes[index]
         guard n.kind == .array else { return nil }
         return Elements(array: self, count: n.first)

@@ -63,12 +63,12 @@ public enum ConfigDecoder {
         try decode(document: json, options: options)
     }
 
-    private static func decode<Value: DocumentValue>(document top: Value, options: Options)
+    private static func decode<Value: JSONDocumentValue>(document top: Value, options: Options)
         throws(ConfigDecodingError) -> DecodedConfig {
-        guard top.documentKind == .object else { throw .notAnObject(found: top.kindName) }
+        guard top.jsonKind == .object else { throw .notAnObject(found: top.kindName) }
         var document = top
         var environment: String?
-        if top.member("account_id") == nil, let data = top.member("data"), data.documentKind == .object {
+        if top.member("account_id") == nil, let data = top.member("data"), data.jsonKind == .object {
             document = data
             environment = top.member("environment")?.stringValue
         }
@@ -77,7 +77,7 @@ public enum ConfigDecoder {
 }
 
 extension ProjectConfig {
-    init<Value: DocumentValue>(document: Value, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
+    init<Value: JSONDocumentValue>(document: Value, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
         guard let f = Fields(document, location: .root()) else { throw .notAnObject(found: document.kindName) }
         var log = DegradationLog()
         let accountId = f.identifier("account_id")

@@ -1,32 +1,12 @@
 import ConvertJSON
 import ConvertRules
 
-/// A JSON value as decoding reads it: a parsed ``JSONValue``, or a node of a parsed document
-/// that builds ``JSONValue``s only for the parts a config keeps.
-protocol DocumentValue {
-    associatedtype Elements: Sequence where Elements.Element == Self
-
-    /// The value's JSON type.
-    var documentKind: DocumentKind { get }
-    /// The member named `key`, if this is an object that has it (the last of repeated keys).
-    func member(_ key: String) -> Self?
-    /// The elements, if this is an array.
-    var arrayElements: Elements? { get }
-    /// The numeric payload, if this is a number.
-    var numberValue: Double? { get }
-    /// The string payload, if this is a string.
-    var stringValue: String? { get }
-    /// The value as a ``JSONValue``.
-    var json: JSONValue { get }
-}
-
-/// The JSON types, for messages.
-enum DocumentKind {
-    case null, bool, number, string, array, object
+extension JSONDocumentValue {
+    var isNull: Bool { jsonKind == .null }
 
     /// A short name of the JSON type, for messages.
-    var name: String {
-        switch self {
+    var kindName: String {
+        switch jsonKind {
         case .null: return "null"
         case .bool: return "a boolean"
         case .number: return "a number"
@@ -35,11 +15,6 @@ enum DocumentKind {
         case .object: return "an object"
         }
     }
-}
-
-extension DocumentValue {
-    var isNull: Bool { documentKind == .null }
-    var kindName: String { documentKind.name }
 
     /// An id or other identifier: a string, or a number printed the JS way.
     var identifier: String? {
@@ -48,45 +23,13 @@ extension DocumentValue {
     }
 }
 
-extension JSONValue: DocumentValue {
-    var documentKind: DocumentKind {
-        switch self {
-        case .null: return .null
-        case .bool: return .bool
-        case .number: return .number
-        case .string: return .string
-        case .array: return .array
-        case .object: return .object
-        }
-    }
-
-    func member(_ key: String) -> JSONValue? { self[key] }
-    var arrayElements: [JSONValue]? { arrayValue }
-    var json: JSONValue { self }
-}
-
-extension JSONNode: DocumentValue {
-    var documentKind: DocumentKind {
-        switch kind {
-        case .null: return .null
-        case .bool: return .bool
-        case .number: return .number
-        case .string: return .string
-        case .array: return .array
-        case .object: return .object
-        }
-    }
-
-    var arrayElements: Elements? { elements }
-}
-
 /// Lenient, reporting access to the members of one JSON object while it becomes a model value.
-struct Fields<Value: DocumentValue> {
+struct Fields<Value: JSONDocumentValue> {
     let object: Value
     let location: JSONPath
 
     init?(_ value: Value, location: JSONPath) {
-        guard value.documentKind == .object else { return nil }
+        guard value.jsonKind == .object else { return nil }
         self.object = value
         self.location = location
     }
@@ -134,7 +77,7 @@ struct Fields<Value: DocumentValue> {
         guard let value = object.member(key) else { return nil }
         if let n = value.numberValue { return n }
         let number = JavaScriptNumber.number(value.json)
-        if value.documentKind == .string, number.isFinite { return number }
+        if value.jsonKind == .string, number.isFinite { return number }
         log.coerce(childPath(key), "\(value.kindName) read as \(JavaScriptNumber.string(number))")
         return number
     }
@@ -172,11 +115,11 @@ struct Fields<Value: DocumentValue> {
     /// A rule tree; null gives nil, a non-object is reported.
     func rules(_ key: String, _ log: inout DegradationLog) -> RuleSet? {
         guard let value = object.member(key), !value.isNull else { return nil }
-        guard value.documentKind == .object else {
+        guard value.jsonKind == .object else {
             log.ignore(childPath(key), "expected a rule object, found \(value.kindName)")
             return nil
         }
-        return RuleSet(json: value.json)
+        return RuleSet(document: value)
     }
 
     /// Decodes every element of an array with `make`, dropping (and reporting) those it rejects.

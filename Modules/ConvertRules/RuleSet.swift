@@ -35,16 +35,22 @@ public struct RuleSet: Sendable, Hashable {
 
     /// Builds a rule set from Convert's rule JSON; never fails.
     public init(json: JSONValue) {
-        let blocks = Self.elements(of: json, under: "OR").map { block in
+        self.init(document: json)
+    }
+
+    /// Builds a rule set from Convert's rule JSON, read from a parsed document; never fails.
+    package init<Value: JSONDocumentValue>(document: Value) {
+        let blocks = Self.elements(of: document, under: "OR").map { block in
             Self.elements(of: block, under: "AND").map { group in
-                Self.elements(of: group, under: "OR_WHEN").map(RuleLeaf.init(json:))
+                Self.elements(of: group, under: "OR_WHEN").map { RuleLeaf(document: $0) }
             }
         }
         self.init(blocks: blocks)
     }
 
-    private static func elements(of json: JSONValue, under key: String) -> [JSONValue] {
-        json[key]?.arrayValue ?? []
+    private static func elements<Value: JSONDocumentValue>(of value: Value, under key: String) -> [Value] {
+        guard let elements = value.member(key)?.arrayElements else { return [] }
+        return Array(elements)
     }
 
     /// Every leaf in evaluation order.
