@@ -63,7 +63,7 @@ public enum ConfigDecoder {
         try decode(document: json, options: options)
     }
 
-    private static func decode<Value: JSONDocumentValue>(document top: Value, options: Options)
+    private static func decode<Value: ConfigValue>(document top: Value, options: Options)
         throws(ConfigDecodingError) -> DecodedConfig {
         guard top.jsonKind == .object else { throw .notAnObject(found: top.kindName) }
         var document = top
@@ -77,7 +77,7 @@ public enum ConfigDecoder {
 }
 
 extension ProjectConfig {
-    init<Value: JSONDocumentValue>(document: Value, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
+    init<Value: ConfigValue>(document: Value, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
         guard let f = Fields(document, location: .root()) else { throw .notAnObject(found: document.kindName) }
         var log = DegradationLog()
         let accountId = f.identifier("account_id")

@@ -1,6 +1,20 @@
 import ConvertJSON
 import ConvertRules
 
+/// A JSON value decoding reads: a ``JSONValue``, or a node of the parsed document.
+protocol ConfigValue: JSONDocumentValue {
+    /// The value read as Convert's rule JSON.
+    var ruleSet: RuleSet { get }
+}
+
+extension JSONValue: ConfigValue {
+    var ruleSet: RuleSet { RuleSet(json: self) }
+}
+
+extension JSONNode: ConfigValue {
+    var ruleSet: RuleSet { RuleSet(document: self) }
+}
+
 extension JSONDocumentValue {
     var isNull: Bool { jsonKind == .null }
 
@@ -24,7 +38,7 @@ extension JSONDocumentValue {
 }
 
 /// Lenient, reporting access to the members of one JSON object while it becomes a model value.
-struct Fields<Value: JSONDocumentValue> {
+struct Fields<Value: ConfigValue> {
     let object: Value
     let location: JSONPath
 
@@ -119,7 +133,7 @@ struct Fields<Value: JSONDocumentValue> {
             log.ignore(childPath(key), "expected a rule object, found \(value.kindName)")
             return nil
         }
-        return RuleSet(document: value)
+        return value.ruleSet
     }
 
     /// Decodes every element of an array with `make`, dropping (and reporting) those it rejects.

@@ -64,11 +64,11 @@ public struct RuleLeaf: Sendable {
 
     /// Builds a leaf from its JSON object; never fails.
     public init(json: JSONValue) {
-        self.init(document: json)
+        self.init(reading: json)
     }
 
-    /// Builds a leaf from its JSON object, read from a parsed document; never fails.
-    package init<Value: JSONDocumentValue>(document: Value) {
+    /// Builds a leaf from its JSON object, a ``JSONValue`` or a value of a parsed document.
+    init<Value: JSONDocumentValue>(reading document: Value) {
         guard document.jsonKind == .object else {
             self.init(ruleType: nil, key: nil, value: nil, matchTypeName: nil, negated: false,
                       invalidReason: "leaf is not an object")

@@ -35,14 +35,19 @@ public struct RuleSet: Sendable, Hashable {
 
     /// Builds a rule set from Convert's rule JSON; never fails.
     public init(json: JSONValue) {
-        self.init(document: json)
+        self.init(reading: json)
     }
 
     /// Builds a rule set from Convert's rule JSON, read from a parsed document; never fails.
-    package init<Value: JSONDocumentValue>(document: Value) {
-        let blocks = Self.elements(of: document, under: "OR").map { block in
+    package init(document: JSONNode) {
+        // Not generic itself: a generic would reach other modules unspecialised.
+        self.init(reading: document)
+    }
+
+    private init<Value: JSONDocumentValue>(reading json: Value) {
+        let blocks = Self.elements(of: json, under: "OR").map { block in
             Self.elements(of: block, under: "AND").map { group in
-                Self.elements(of: group, under: "OR_WHEN").map { RuleLeaf(document: $0) }
+                Self.elements(of: group, under: "OR_WHEN").map { RuleLeaf(reading: $0) }
             }
         }
         self.init(blocks: blocks)
