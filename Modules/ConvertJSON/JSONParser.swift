@@ -197,6 +197,7 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONParseError) {
         index += 1
         let start = index
+        skipPlainText()
         var ascii = true
         while index < bytes.count {
             let b = bytes[index]
@@ -222,6 +223,25 @@ public struct JSONParser {
             index += 1
         }
         throw failure("unterminated string")
+    }
+
+    /// Moves past string bytes eight at a time while none of them is a quote, a backslash, a
+    /// control character or non-ASCII; the byte loop reads the rest.
+    private mutating func skipPlainText() {
+        guard let base = bytes.baseAddress else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        while bytes.count - index >= 8 {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // A byte is zero, or below 0x20, exactly when these set its high bit (for ASCII words;
+            // a word with a non-ASCII byte stops the loop through its own high bit).
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                | ((word &- ones &* 0x20) & ~word) | word
+            if special & high != 0 { return }
+            index += 8
+        }
     }
 
     private mutating func appendDecoded(_ text: String) {

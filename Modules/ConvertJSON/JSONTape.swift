@@ -34,11 +34,6 @@ package struct JSONTape {
         (nodes, strings) = try JSONParser.parseTape(buffer: bytes)
     }
 
-    init(nodes: [Node], strings: [String]) {
-        self.nodes = nodes
-        self.strings = strings
-    }
-
     /// Calls `body` with the document's top value; `bytes` must be the bytes it was parsed from,
     /// and the value must not be used after `body` returns.
     package func withRoot<R, E: Error>(bytes: UnsafeBufferPointer<UInt8>,

@@ -94,3 +94,29 @@ import Testing
         try expectSamePaths([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D])
     }
 }
+
+/// Strings are scanned several bytes at a time: whatever the position of a quote, an escape, a
+/// control character or a non-ASCII byte, the result and the error offsets are the byte loop's.
+@Suite struct JSONStringScanTests {
+    @Test func everyPositionOfASpecialByteReadsAlike() throws {
+        for length in 0..<26 {
+            for position in 0...length {
+                let head = String(repeating: "a", count: position)
+                let tail = String(repeating: "b", count: length - position)
+                #expect(try JSONParser.parse(Array("[\"\(head)\(tail)\"]".utf8)) == [.string(head + tail)])
+                #expect(try JSONParser.parse(Array("[\"\(head)\\n\(tail)\"]".utf8)) == [.string(head + "\n" + tail)])
+                #expect(try JSONParser.parse(Array("[\"\(head)é\(tail)\"]".utf8)) == [.string(head + "é" + tail)])
+                #expect(try JSONParser.parse(Array("{\"\(head)\(tail)\":\"\(tail)\"}".utf8)) == [head + tail: .string(tail)])
+                #expect(throws: JSONParseError.invalidJSON(offset: 2 + position, reason: "control character in string")) {
+                    try JSONParser.parse(Array("[\"\(head)\u{1}\(tail)\"]".utf8))
+                }
+                #expect(throws: JSONParseError.invalidJSON(offset: 2, reason: "invalid UTF-8 in string")) {
+                    try JSONParser.parse([0x5B, 0x22] + Array(head.utf8) + [0xFF] + Array(tail.utf8) + [0x22, 0x5D])
+                }
+                #expect(throws: JSONParseError.invalidJSON(offset: 1 + length, reason: "unterminated string")) {
+                    try JSONParser.parse(Array("\"\(head)\(tail)".utf8))
+                }
+            }
+        }
+    }
+}
