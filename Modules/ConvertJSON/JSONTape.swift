@@ -26,8 +26,8 @@ package struct JSONTape {
         var number: Double { Double(bitPattern: UInt64(UInt(bitPattern: first))) }
     }
 
-    var nodes: [Node]
-    var strings: [String]
+    let nodes: [Node]
+    let strings: [String]
 
     /// Parses one JSON document as ``JSONParser/parse(_:)`` does, with the same errors.
     package init(parsing bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
