@@ -15,24 +15,31 @@ public struct JSONParser {
     }
 
     static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
+        let tape = try JSONTape(parsing: buffer)
+        return tape.withRoot(bytes: buffer) { $0.json }
+    }
+
+    /// The document's values in document order (see ``JSONTape``).
+    static func parseTape(buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError)
+        -> (nodes: [JSONTape.Node], strings: [String]) {
         var parser = JSONParser(bytes: buffer)
         parser.skipWhitespace()
         guard parser.index < buffer.count else { throw .empty }
-        let value = try parser.parseValue(depth: 0)
+        try parser.parseValue(depth: 0)
         parser.skipWhitespace()
         guard parser.index == buffer.count else { throw parser.failure("unexpected data after the document") }
-        return value
+        return (parser.nodes, parser.strings)
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
-    // Members and elements of the containers being parsed, innermost last: one growing buffer
-    // instead of a growing array per container.
-    private var pendingMembers: [(String, JSONValue)] = []
-    private var pendingElements: [JSONValue] = []
+    private var nodes: [JSONTape.Node] = []
+    private var strings: [String] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+        // About one value per eight bytes in typical documents: most parses never regrow.
+        nodes.reserveCapacity(bytes.count / 8 + 1)
     }
 
     private func failure(_ reason: String) -> JSONParseError {
@@ -48,17 +55,21 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+    private mutating func append(_ kind: JSONTape.Node.Kind) {
+        nodes.append(JSONTape.Node(kind: kind, first: 0, second: 0))
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONParseError) {
         guard depth < Self.maximumDepth else { throw .tooDeep(offset: index, limit: Self.maximumDepth) }
         guard index < bytes.count else { throw failure("unexpected end of input") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try parseObject(depth: depth)
-        case UInt8(ascii: "["): return try parseArray(depth: depth)
-        case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        case UInt8(ascii: "{"): try parseObject(depth: depth)
+        case UInt8(ascii: "["): try parseArray(depth: depth)
+        case UInt8(ascii: "\""): try parseString()
+        case UInt8(ascii: "t"): try expect("true"); append(.true)
+        case UInt8(ascii: "f"): try expect("false"); append(.false)
+        case UInt8(ascii: "n"): try expect("null"); append(.null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): nodes.append(.number(try parseNumber()))
         default: throw failure("unexpected character")
         }
     }
@@ -72,59 +83,70 @@ public struct JSONParser {
         index += count
     }
 
-    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+    /// Appends a container's node, its count and end filled in by `close`.
+    private mutating func open(_ kind: JSONTape.Node.Kind) -> Int {
+        append(kind)
+        return nodes.count - 1
+    }
+
+    private mutating func close(_ slot: Int, count: Int) {
+        nodes[slot].first = count
+        nodes[slot].second = nodes.count
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONParseError) {
         index += 1
-        let first = pendingMembers.count
+        let slot = open(.object)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object([:])
+            close(slot, count: 0)
+            return
         }
+        var count = 0
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
-            let key = try parseString()
+            try parseString()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth + 1)
-            pendingMembers.append((key, value))
+            try parseValue(depth: depth + 1)
+            count += 1
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                // Built once at its final size; a repeated key keeps its last value, as JSON.parse does.
-                var object = [String: JSONValue](minimumCapacity: pendingMembers.count - first)
-                for i in first..<pendingMembers.count { object[pendingMembers[i].0] = pendingMembers[i].1 }
-                pendingMembers.removeLast(pendingMembers.count - first)
-                return .object(object)
+                close(slot, count: count)
+                return
             }
             throw failure("expected ',' or '}'")
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+    private mutating func parseArray(depth: Int) throws(JSONParseError) {
         index += 1
+        let slot = open(.array)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return .array([])
+            close(slot, count: 0)
+            return
         }
-        let first = pendingElements.count
+        var count = 0
         while true {
             skipWhitespace()
-            let element = try parseValue(depth: depth + 1)
-            pendingElements.append(element)
+            try parseValue(depth: depth + 1)
+            count += 1
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "]") {
                 index += 1
-                let elements = Array(pendingElements[first...])
-                pendingElements.removeLast(pendingElements.count - first)
-                return .array(elements)
+                close(slot, count: count)
+                return
             }
             throw failure("expected ',' or ']'")
         }
@@ -171,27 +193,60 @@ public struct JSONParser {
         UnsafeBufferPointer(start: bytes.baseAddress.map { $0 + start }, count: end - start)
     }
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    /// Appends a string: a span of the source when it is plain ASCII, else its decoded text.
+    private mutating func parseString() throws(JSONParseError) {
         index += 1
         let start = index
+        skipPlainText()
         var ascii = true
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
                 let raw = span(start, index)
                 index += 1
-                if ascii { return String(decoding: raw, as: UTF8.self) }
+                if ascii {
+                    nodes.append(JSONTape.Node(kind: .span, first: start, second: index - 1))
+                    return
+                }
                 guard let text = String(validating: raw, as: UTF8.self) else {
                     throw .invalidJSON(offset: start, reason: "invalid UTF-8 in string")
                 }
-                return text
+                appendDecoded(text)
+                return
             }
             if b >= 0x80 { ascii = false }
-            if b == UInt8(ascii: "\\") { return try parseEscapedString(from: start) }
+            if b == UInt8(ascii: "\\") {
+                appendDecoded(try parseEscapedString(from: start))
+                return
+            }
             if b < 0x20 { throw failure("control character in string") }
             index += 1
         }
         throw failure("unterminated string")
+    }
+
+    /// Moves past string bytes eight at a time while none of them is a quote, a backslash, a
+    /// control character or non-ASCII; the byte loop reads the rest.
+    private mutating func skipPlainText() {
+        guard let base = bytes.baseAddress else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        while bytes.count - index >= 8 {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // A byte is zero, or below 0x20, exactly when these set its high bit (for ASCII words;
+            // a word with a non-ASCII byte stops the loop through its own high bit).
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                | ((word &- ones &* 0x20) & ~word) | word
+            if special & high != 0 { return }
+            index += 8
+        }
+    }
+
+    private mutating func appendDecoded(_ text: String) {
+        nodes.append(JSONTape.Node(kind: .decoded, first: strings.count, second: 0))
+        strings.append(text)
     }
 
     private mutating func parseEscapedString(from start: Int) throws(JSONParseError) -> String {

@@ -1,3 +1,4 @@
+import ConvertJSON
 import ConvertRules
 import Foundation
 
@@ -43,30 +44,40 @@ public enum ConfigDecoder {
 
     /// Decodes config bytes held in an array.
     public static func decode(bytes: [UInt8], options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
-        let json: JSONValue
-        do throws(JSONParseError) {
-            json = try JSONParser.parse(bytes)
-        } catch {
-            throw ConfigDecodingError(error)
+        // Read from the parsed document in place: only what the config keeps becomes JSONValues.
+        try bytes.withUnsafeBufferPointer { buffer throws(ConfigDecodingError) -> DecodedConfig in
+            let tape: JSONTape
+            do throws(JSONParseError) {
+                tape = try JSONTape(parsing: buffer)
+            } catch {
+                throw ConfigDecodingError(error)
+            }
+            return try tape.withRoot(bytes: buffer) { root throws(ConfigDecodingError) in
+                try decode(document: root, options: options)
+            }
         }
-        return try decode(json: json, options: options)
     }
 
     /// Decodes an already parsed document.
     public static func decode(json: JSONValue, options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
-        guard case .object(let top) = json else { throw .notAnObject(found: json.kindName) }
-        var document = json
+        try decode(document: json, options: options)
+    }
+
+    private static func decode<Value: ConfigValue>(document top: Value, options: Options)
+        throws(ConfigDecodingError) -> DecodedConfig {
+        guard top.jsonKind == .object else { throw .notAnObject(found: top.kindName) }
+        var document = top
         var environment: String?
-        if top["account_id"] == nil, case .object? = top["data"] {
-            document = top["data"]!
-            environment = top["environment"]?.stringValue
+        if top.member("account_id") == nil, let data = top.member("data"), data.jsonKind == .object {
+            document = data
+            environment = top.member("environment")?.stringValue
         }
         return DecodedConfig(config: try ProjectConfig(document: document, options: options), environment: environment)
     }
 }
 
 extension ProjectConfig {
-    init(document: JSONValue, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
+    init<Value: ConfigValue>(document: Value, options: ConfigDecoder.Options) throws(ConfigDecodingError) {
         guard let f = Fields(document, location: .root()) else { throw .notAnObject(found: document.kindName) }
         var log = DegradationLog()
         let accountId = f.identifier("account_id")
@@ -82,12 +93,12 @@ extension ProjectConfig {
             type: projectFields?.string("type", &log),
             utcOffset: projectFields?.number("utc_offset", &log),
             settings: projectFields?.raw("settings"))
-        let experiences = f.elements("experiences", &log, Experience.decode)
-        let audiences = f.elements("audiences", &log, Audience.decode)
-        let segments = f.elements("segments", &log, Segment.decode)
-        let locations = f.elements("locations", &log, Location.decode)
-        let goals = f.elements("goals", &log, Goal.decode)
-        let features = f.elements("features", &log, Feature.decode)
+        let experiences = f.elements("experiences", &log) { Experience.decode($0, &$1) }
+        let audiences = f.elements("audiences", &log) { Audience.decode($0, &$1) }
+        let segments = f.elements("segments", &log) { Segment.decode($0, &$1) }
+        let locations = f.elements("locations", &log) { Location.decode($0, &$1) }
+        let goals = f.elements("goals", &log) { Goal.decode($0, &$1) }
+        let features = f.elements("features", &log) { Feature.decode($0, &$1) }
         let archived = f.identifiers("archived_experiences", &log)
         self.init(accountId: accountId ?? "", project: project, experiences: experiences, audiences: audiences,
                   segments: segments, locations: locations, goals: goals, features: features,

@@ -41,7 +41,7 @@ public struct Audience: Sendable, Hashable {
         self.rules = rules
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Audience, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Audience, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("audience has no id")) }
         return .success(Audience(id: id, key: f.string("key", &log), name: f.string("name", &log),
                                  type: AudienceType(f.string("type", &log)), rules: f.rules("rules", &log)))
@@ -67,7 +67,7 @@ public struct Segment: Sendable, Hashable {
         self.rules = rules
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Segment, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Segment, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("segment has no id")) }
         return .success(Segment(id: id, key: f.string("key", &log), name: f.string("name", &log),
                                 rules: f.rules("rules", &log)))
@@ -96,7 +96,7 @@ public struct Location: Sendable, Hashable {
         self.triggerType = triggerType
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Location, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Location, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("location has no id")) }
         return .success(Location(id: id, key: f.string("key", &log), name: f.string("name", &log),
                                  rules: f.rules("rules", &log),
@@ -127,7 +127,7 @@ public struct Goal: Sendable, Hashable {
         self.rules = rules
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Goal, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Goal, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("goal has no id")) }
         guard let key = f.identifier("key") else { return .failure(ElementRejection("goal has no key")) }
         return .success(Goal(id: id, key: key, name: f.string("name", &log), type: f.string("type", &log),
@@ -200,7 +200,7 @@ public struct Feature: Sendable, Hashable {
         self.variables = variables
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Feature, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Feature, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("feature has no id")) }
         guard let key = f.identifier("key") else { return .failure(ElementRejection("feature has no key")) }
         let variables = f.elements("variables", &log) { v, log -> Result<Variable, ElementRejection> in

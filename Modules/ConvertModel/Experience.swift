@@ -175,7 +175,7 @@ public struct Experience: Sendable, Hashable {
         hasher.combine(variations)
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Experience, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Experience, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("experience has no id")) }
         guard let key = f.identifier("key") else { return .failure(ElementRejection("experience has no key")) }
         let matching = f.object("settings", &log)?.object("matching_options", &log)
@@ -185,7 +185,7 @@ public struct Experience: Sendable, Hashable {
             type: f.string("type", &log),
             status: f.string("status", &log),
             version: f.javaScriptNumber("version", &log),
-            environment: f.raw("environment").flatMap { $0.isTruthy ? Fields.identifier($0) : nil },
+            environment: f.raw("environment").flatMap { $0.isTruthy ? $0.identifier : nil },
             environments: f.identifiers("environments", &log),
             locationIds: f.identifiers("locations", &log),
             siteArea: f.rules("site_area", &log),
@@ -193,6 +193,6 @@ public struct Experience: Sendable, Hashable {
             goalIds: f.identifiers("goals", &log),
             audienceMatching: MatchingOption(matching?.string("audiences", &log)),
             locationMatching: MatchingOption(matching?.string("locations", &log)),
-            variations: f.elements("variations", &log, Variation.decode)))
+            variations: f.elements("variations", &log) { Variation.decode($0, &$1) }))
     }
 }

@@ -82,7 +82,7 @@ public struct Variation: Sendable, Hashable {
         changes.first { $0.isFeatureChange && $0.featureId == featureId }
     }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<Variation, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<Variation, ElementRejection> {
         guard let id = f.identifier("id") else { return .failure(ElementRejection("variation has no id")) }
         let status = f.raw("status")
         return .success(Variation(
@@ -92,7 +92,7 @@ public struct Variation: Sendable, Hashable {
             status: f.string("status", &log),
             isActive: status.map { !$0.isTruthy || $0 == .string(runningStatus) } ?? true,
             trafficAllocation: f.javaScriptNumber("traffic_allocation", &log),
-            changes: f.elements("changes", &log, VariationChange.decode)))
+            changes: f.elements("changes", &log) { VariationChange.decode($0, &$1) }))
     }
 }
 
@@ -121,7 +121,7 @@ public struct VariationChange: Sendable, Hashable {
     /// Whether this change switches a feature on.
     public var isFeatureChange: Bool { type == Self.featureChangeType }
 
-    static func decode(_ f: Fields, _ log: inout DegradationLog) -> Result<VariationChange, ElementRejection> {
+    static func decode<Value>(_ f: Fields<Value>, _ log: inout DegradationLog) -> Result<VariationChange, ElementRejection> {
         let data = f.object("data", &log)
         var variables: [String: JSONValue] = [:]
         if let raw = data?.raw("variables_data"), !raw.isNull {

@@ -64,25 +64,30 @@ public struct RuleLeaf: Sendable {
 
     /// Builds a leaf from its JSON object; never fails.
     public init(json: JSONValue) {
-        guard case .object(let fields) = json else {
+        self.init(reading: json)
+    }
+
+    /// Builds a leaf from its JSON object, a ``JSONValue`` or a value of a parsed document.
+    init<Value: JSONDocumentValue>(reading document: Value) {
+        guard document.jsonKind == .object else {
             self.init(ruleType: nil, key: nil, value: nil, matchTypeName: nil, negated: false,
                       invalidReason: "leaf is not an object")
             return
         }
-        let ruleType = fields["rule_type"]?.stringValue
-        let key = fields["key"]?.stringValue
-        let value = fields["value"]
-        guard case .object(let matching)? = fields["matching"] else {
+        let ruleType = document.member("rule_type")?.stringValue
+        let key = document.member("key")?.stringValue
+        let value = document.member("value")?.json
+        guard let matching = document.member("matching"), matching.jsonKind == .object else {
             self.init(ruleType: ruleType, key: key, value: value, matchTypeName: nil, negated: false,
                       invalidReason: "missing matching object")
             return
         }
-        guard case .string(let matchName)? = matching["match_type"] else {
+        guard let matchName = matching.member("match_type")?.stringValue else {
             self.init(ruleType: ruleType, key: key, value: value, matchTypeName: nil, negated: false,
                       invalidReason: "match_type is not a string")
             return
         }
-        guard case .bool(let negated)? = matching["negated"] else {
+        guard let negated = matching.member("negated")?.boolValue else {
             self.init(ruleType: ruleType, key: key, value: value, matchTypeName: matchName, negated: false,
                       invalidReason: "negated is not a boolean")
             return

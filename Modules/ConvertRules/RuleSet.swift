@@ -35,16 +35,27 @@ public struct RuleSet: Sendable, Hashable {
 
     /// Builds a rule set from Convert's rule JSON; never fails.
     public init(json: JSONValue) {
+        self.init(reading: json)
+    }
+
+    /// Builds a rule set from Convert's rule JSON, read from a parsed document; never fails.
+    package init(document: JSONNode) {
+        // Not generic itself: a generic would reach other modules unspecialised.
+        self.init(reading: document)
+    }
+
+    private init<Value: JSONDocumentValue>(reading json: Value) {
         let blocks = Self.elements(of: json, under: "OR").map { block in
             Self.elements(of: block, under: "AND").map { group in
-                Self.elements(of: group, under: "OR_WHEN").map(RuleLeaf.init(json:))
+                Self.elements(of: group, under: "OR_WHEN").map { RuleLeaf(reading: $0) }
             }
         }
         self.init(blocks: blocks)
     }
 
-    private static func elements(of json: JSONValue, under key: String) -> [JSONValue] {
-        json[key]?.arrayValue ?? []
+    private static func elements<Value: JSONDocumentValue>(of value: Value, under key: String) -> [Value] {
+        guard let elements = value.member(key)?.arrayElements else { return [] }
+        return Array(elements)
     }
 
     /// Every leaf in evaluation order.
