@@ -38,6 +38,7 @@ extension Decider {
             return RecordedDecision(variation: decision.variation)
         }
 
+        let tracks = enableTracking && snapshot.trackingEnabled
         let recorded = runtime.ports.visitorStore.update(input.key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
@@ -47,7 +48,6 @@ extension Decider {
                 if changes.activate & bit != 0, data.insertLocation(locationKeys[index]) { outcome.activated |= bit }
                 if changes.deactivate & bit != 0, data.removeLocation(locationKeys[index]) { outcome.deactivated |= bit }
             }
-            outcome.segments = data.storedSegments
             if decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex {
                 if let existing = data.variation(forExperience: plan.id),
                    existing != input.stored.variation(forExperience: plan.id),
@@ -57,6 +57,8 @@ extension Decider {
                     data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
                     outcome.variation = fresh
                     outcome.isNew = true
+                    // Only a tracking event reads them.
+                    if tracks { outcome.segments = data.storedSegments }
                 }
             }
             outcome.data = data
@@ -64,7 +66,7 @@ extension Decider {
         }
         announceLocations(recorded, plan, input, listening: listening)
         if recorded.isNew, let variation = recorded.variation {
-            if enableTracking && snapshot.trackingEnabled {
+            if tracks {
                 let event = TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
@@ -95,7 +97,9 @@ extension Decider {
 
     private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, _ input: DecisionInput,
                                    listening: UInt32) {
-        guard recorded.activated | recorded.deactivated != 0 else { return }
+        guard recorded.activated | recorded.deactivated != 0,
+              SystemEventHub.listens(listening, to: .locationActivated) || SystemEventHub.listens(listening, to: .locationDeactivated)
+        else { return }
         let locations = installed.config.locations
         func locationKey(_ index: Int) -> String { locations[index].key ?? locations[index].id }
         for index in Self.positions(recorded.activated, in: plan.locationIndexes) {

@@ -205,14 +205,17 @@ enum DecisionEngine {
                 return input.stored.hasVariation(forExperience: installed.plans[target].id)
             }
             let audienceMatched: Bool
-            if T.recordsSteps {
+            let rules = installed.rules, set = installed.audienceRulesStart + index
+            if !T.recordsSteps && !rules.asksMembership(set) {
+                // No mutual-exclusion leaf: nothing to resolve, so no resolver to build.
+                audienceMatched = rules.matches(set, rules.input(data))
+            } else if T.recordsSteps {
                 let audience = input.config.audiences[index]
                 let outcome = audience.rules?.evaluate(data, membership: membership)
                     ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
                 tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
                 audienceMatched = outcome.matched
             } else {
-                let rules = installed.rules, set = installed.audienceRulesStart + index
                 audienceMatched = rules.matches(set, rules.input(data), membership: membership)
             }
             if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }

@@ -113,6 +113,12 @@ public final class SystemEventHub: Sendable {
         }
     }
 
+    /// Whether `listening` (a mask ``observeListening(_:)`` gave) has the bit of `event`.
+    @inline(__always)
+    package static func listens(_ listening: UInt32, to event: SystemEvent) -> Bool {
+        listening & (1 << UInt32(event.index)) != 0
+    }
+
     /// Announces `event` when `listening` (a mask ``observeListening(_:)`` gave) has its bit.
     @inline(__always)
     package func publish(_ event: SystemEvent, listening: UInt32, _ payload: @autoclosure () -> EventPayloadValue) {

@@ -147,6 +147,10 @@ package final class RuleProgram: Sendable {
     /// The number of rule sets.
     package var count: Int { sets.count }
 
+    /// Whether rule set `index` is decided by a mutual-exclusion leaf, so matching it asks the
+    /// membership resolver.
+    package func asksMembership(_ index: Int) -> Bool { sets[index].shapeStart == -2 }
+
     /// FNV-1a over the key's UTF-8 bytes: keys are short, and this needs no seed or state.
     private static func hash(_ key: String) -> UInt64 {
         var key = key

@@ -205,6 +205,7 @@ package struct ReportValues: Sendable {
                 break
             }
         }
-        return unchanged || VisitorSegments.storing(dictionary, over: stored) == stored
+        // Nothing stored yet: the values are new (the caller stores them, building them once).
+        return unchanged || (!stored.isEmpty && VisitorSegments.storing(dictionary, over: stored) == stored)
     }
 }
