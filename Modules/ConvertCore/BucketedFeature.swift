@@ -76,6 +76,15 @@ public struct BucketedFeature: Sendable, Hashable {
 
 /// The JavaScript SDK's variable casting (`castType`).
 public enum FeatureCasting {
+    /// A variation's variables for `feature`, each declared one cast to its declared type.
+    static func cast(_ variables: [String: JSONValue], _ feature: Feature) -> [String: JSONValue] {
+        var out = variables
+        for declared in feature.variables {
+            if let value = variables[declared.key] { out[declared.key] = cast(value, to: declared.type) }
+        }
+        return out
+    }
+
     /// Casts a raw variable value to `type`; unknown types pass through.
     public static func cast(_ value: JSONValue, to type: VariableType) -> JSONValue {
         switch type {

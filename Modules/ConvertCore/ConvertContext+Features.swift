@@ -22,11 +22,11 @@ extension ConvertContext {
         guard decider.snapshot.hooks.isEmpty else {
             return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided).value
         }
-        guard let feature = decider.installed.config.feature(key: key) else {
+        guard let position = decider.installed.config.featureIndex(key: key) else {
             runtime.log.warn("no feature has the key \"\(key)\"")
             return .disabled(key: key, feature: nil)
         }
-        return decider.resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
+        return decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
     /// Resolves the feature with `key` as ``feature(_:typeCasting:enableTracking:)`` does, and
@@ -50,12 +50,12 @@ extension ConvertContext {
         let features = decider.installed.config.features
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(features.count)
-        for feature in features {
+        for (position, feature) in features.enumerated() {
             if decider.snapshot.hooks.isEmpty {
-                resolved.append(decider.resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking,
+                resolved.append(decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking,
                                                 decided: &decided))
             } else {
-                resolved.append(decider.hookedFeature(feature.key, feature, typeCasting: typeCasting, enableTracking: enableTracking,
+                resolved.append(decider.hookedFeature(feature.key, at: position, typeCasting: typeCasting, enableTracking: enableTracking,
                                                       decided: &decided).value)
             }
         }

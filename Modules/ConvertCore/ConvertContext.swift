@@ -200,6 +200,8 @@ public final class ConvertContext: Sendable {
         /// the call starts from it and records what it stored, so a call reads the store once.
         var stored: VisitorData?
         var storedNamespace: UInt64 = 0
+        /// `locationProperties` read against the config's rule keys, once per call.
+        var locationInput: RuleInput?
 
         init(attributes: [String: JSONValue], locationProperties: [String: JSONValue], preview: PreviewTarget?,
              hooks: [any EvaluationHook], stored: VisitorData?, storedNamespace: UInt64) {

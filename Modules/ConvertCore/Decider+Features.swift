@@ -7,55 +7,58 @@ extension Decider {
     /// in `decided` (by an earlier feature of the same call) are not decided again.
     mutating func hookedFeature(_ key: String, typeCasting: Bool, enableTracking: Bool,
                                 decided: inout DecidedCarriers) -> FeatureDetail {
-        hookedFeature(key, installed.config.feature(key: key), typeCasting: typeCasting, enableTracking: enableTracking,
-                      decided: &decided)
+        hookedFeature(key, at: installed.config.featureIndex(key: key), typeCasting: typeCasting,
+                      enableTracking: enableTracking, decided: &decided)
     }
 
-    /// ``hookedFeature(_:typeCasting:enableTracking:decided:)`` for `feature`, already found
-    /// (`nil`: no feature has `key`).
-    mutating func hookedFeature(_ key: String, _ feature: Feature?, typeCasting: Bool, enableTracking: Bool,
+    /// ``hookedFeature(_:typeCasting:enableTracking:decided:)`` for the feature at `position` in
+    /// the config's features, already found (`nil`: no feature has `key`).
+    mutating func hookedFeature(_ key: String, at position: Int?, typeCasting: Bool, enableTracking: Bool,
                                 decided: inout DecidedCarriers) -> FeatureDetail {
         let hooks = snapshot.hooks
         let context = hooks.isEmpty ? nil : HookContext(flagKind: .feature, key: key, visitorId: visitorId,
                                                         attributes: snapshot.attributes)
         if let context { runtime.runHooks(hooks, "before") { try $0.before(context) } }
-        let result = resolveDetail(key, feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
+        let result = resolveDetail(key, position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         if let context { runtime.finishHooks(hooks, context, .feature(result)) }
         return result
     }
 
-    private mutating func resolveDetail(_ key: String, _ feature: Feature?, typeCasting: Bool, enableTracking: Bool,
+    private mutating func resolveDetail(_ key: String, _ position: Int?, typeCasting: Bool, enableTracking: Bool,
                                         decided: inout DecidedCarriers) -> FeatureDetail {
-        guard let feature else {
+        guard let position else {
             runtime.log.warn("no feature has the key \"\(key)\"")
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
                                  experiences: [])
         }
+        let feature = installed.config.features[position]
         if let forced = forcedFeature(feature) {
             return FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
         }
         var details: [VariationDetail]? = []
-        let value = resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
+        let value = resolve(position, feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
                             details: &details)
         let experiences = details ?? []
         let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
         return FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
     }
 
-    /// The feature as the first carrier that switches it on gives it. With `details`, each
-    /// carrier looked at is described there.
-    mutating func resolve(_ feature: Feature, typeCasting: Bool, enableTracking: Bool,
+    /// The feature at `position` in the config's features as the first carrier that switches it
+    /// on gives it. With `details`, each carrier looked at is described there.
+    mutating func resolve(_ position: Int, typeCasting: Bool, enableTracking: Bool,
                           decided: inout DecidedCarriers) -> BucketedFeature {
+        let feature = installed.config.features[position]
         if let forced = forcedFeature(feature) { return forced }
         var details: [VariationDetail]?
-        return resolve(feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
+        return resolve(position, feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
                        details: &details)
     }
 
-    private mutating func resolve(_ feature: Feature, typeCasting: Bool, enableTracking: Bool,
+    private mutating func resolve(_ position: Int, _ feature: Feature, typeCasting: Bool, enableTracking: Bool,
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
-        for index in installed.config.carrierIndexes(featureId: feature.id) {
-            let experience = installed.config.experiences[index]
+        let plan = installed.featurePlans[position]
+        for (carrier, index) in plan.carriers.enumerated() {
+            let experience = installed.plans[index]
             let variation: BucketedVariation?
             if details != nil {
                 let detail = decided.details[index] ?? detail(position: index, enableTracking: enableTracking)
@@ -68,11 +71,19 @@ extension Decider {
                 variation = decide(position: index, enableTracking: enableTracking)
                 decided.variations[index] = .some(variation)
             }
-            guard let variation, let change = variation.variation.featureChange(featureId: feature.id) else { continue }
+            guard let variation else { continue }
+            let variables: [String: JSONValue]
+            if let known = plan.variables(carrier: carrier, variation.variation, typeCasting: typeCasting) {
+                guard let known else { continue }
+                variables = known
+            } else {
+                // A variation the config does not list for this carrier (none today): cast it here.
+                guard let change = variation.variation.featureChange(featureId: feature.id) else { continue }
+                variables = typeCasting ? FeatureCasting.cast(change.variables, feature) : change.variables
+            }
             return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .enabled,
-                                   experienceId: experience.id, experienceKey: experience.key,
-                                   variationId: variation.id, variationKey: variation.key,
-                                   variables: typeCasting ? cast(change.variables, feature) : change.variables)
+                                   experienceId: experience.experienceId, experienceKey: experience.key,
+                                   variationId: variation.id, variationKey: variation.key, variables: variables)
         }
         return .disabled(key: feature.key, feature: feature)
     }
@@ -85,15 +96,6 @@ extension Decider {
                                variables: forced.enabled ? forced.variables : [:])
     }
 
-    private func cast(_ variables: [String: JSONValue], _ feature: Feature) -> [String: JSONValue] {
-        var out = variables
-        for declared in feature.variables {
-            if let value = variables[declared.key] {
-                out[declared.key] = FeatureCasting.cast(value, to: declared.type)
-            }
-        }
-        return out
-    }
 }
 
 /// The carrier experiences one call has decided, each once: their variations on the plain

@@ -139,7 +139,7 @@ struct Decider {
         }
         return DecisionInput(installed: installed, visitorId: visitorId, key: key,
                              stored: stored,
-                             attributes: snapshot.attributes, locationProperties: snapshot.locationProperties,
+                             snapshot: snapshot,
                              creationSegments: creationSegments, hashSeed: runtime.configuration.hashSeed)
     }
 

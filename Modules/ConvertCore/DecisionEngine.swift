@@ -11,8 +11,11 @@ struct DecisionInput {
     let visitorId: String
     let key: VisitorKey
     let stored: VisitorData
-    let attributes: [String: JSONValue]
-    let locationProperties: [String: JSONValue]
+    /// The call's snapshot: attributes, location properties, and what the call's decisions
+    /// share (the location properties read against the config's rule keys).
+    let snapshot: ConvertContext.Snapshot
+    var attributes: [String: JSONValue] { snapshot.attributes }
+    var locationProperties: [String: JSONValue] { snapshot.locationProperties }
     /// The report keys of the context's creation attributes, when they were stored.
     let creationSegments: ReportValues?
     let hashSeed: UInt32
@@ -161,7 +164,14 @@ enum DecisionEngine {
                 }
             } else {
                 let rules = input.installed.rules
-                (matched, unmatched, anyMatched) = rules.matchEach(indexes, rules.input(properties))
+                let view: RuleInput
+                if let known = input.snapshot.locationInput {
+                    view = known
+                } else {
+                    view = rules.input(properties)
+                    input.snapshot.locationInput = view
+                }
+                (matched, unmatched, anyMatched) = rules.matchEach(indexes, view)
             }
             decision.matchedLocations |= matched
             decision.unmatchedLocations |= unmatched

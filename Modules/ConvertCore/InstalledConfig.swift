@@ -29,6 +29,8 @@ final class InstalledConfig: Sendable {
     let audienceRulesStart: Int
     /// The permanence of `config.audiences`, apart so the decision path does not copy audiences.
     let audiencePermanent: [Bool]
+    /// What resolving each feature reads, parallel to `config.features`.
+    let featurePlans: [FeaturePlan]
 
     init(config: ProjectConfig, environment: String, fingerprint: JSONValue, bytes: Data) {
         self.config = config
@@ -56,6 +58,7 @@ final class InstalledConfig: Sendable {
         rules = RuleProgram([config.locations.map(\.rules), config.audiences.map(\.rules)])
         audienceRulesStart = config.locations.count
         audiencePermanent = config.audiences.map { $0.type == .permanent }
+        featurePlans = config.features.map { FeaturePlan($0, config) }
     }
 
     /// The position of the experience with `key` in `config.experiences` (the first, if several
@@ -67,5 +70,35 @@ final class InstalledConfig: Sendable {
     /// The store key of a visitor whose id hashes (`KeyHash.hash64`) to `visitorHash`.
     func visitorKey(_ visitorId: String, visitorHash: UInt64) -> VisitorKey {
         VisitorKey(namespace: namespace, namespaceHash: namespaceHash, visitorId: visitorId, visitorHash: visitorHash)
+    }
+}
+
+/// A feature's carrier experiences and, for each carrier's variations, the variables the
+/// variation gives the feature already cast to their declared types: casting is a function of
+/// the config alone, so it is done once when the config is installed.
+struct FeaturePlan: Sendable {
+    /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
+    let carriers: [Int]
+    /// Parallel to `carriers`: each variation of the carrier, with its change for the feature
+    /// (`nil` when it has none) raw and cast.
+    let variations: [[(variation: Variation, raw: [String: JSONValue]?, cast: [String: JSONValue]?)]]
+
+    init(_ feature: Feature, _ config: ProjectConfig) {
+        carriers = config.carrierIndexes(featureId: feature.id)
+        variations = carriers.map { position in
+            config.experiences[position].variations.map { variation in
+                let raw = variation.featureChange(featureId: feature.id)?.variables
+                return (variation, raw, raw.map { FeatureCasting.cast($0, feature) })
+            }
+        }
+    }
+
+    /// The feature's variables as `variation` of carrier `carrier` gives them (`nil`: it does
+    /// not switch the feature on); `typeCasting` picks the cast or the raw values.
+    func variables(carrier: Int, _ variation: Variation, typeCasting: Bool) -> [String: JSONValue]?? {
+        for entry in variations[carrier] where entry.variation == variation {
+            return .some(typeCasting ? entry.cast : entry.raw)
+        }
+        return nil
     }
 }

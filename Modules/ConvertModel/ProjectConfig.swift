@@ -143,6 +143,8 @@ public struct ProjectConfig: Sendable {
     public func goal(id: String) -> Goal? { storage.goalById[id].map { storage.goals[$0] } }
     /// The feature with this key.
     public func feature(key: String) -> Feature? { storage.featureByKey[key].map { storage.features[$0] } }
+    /// The position in ``features`` of the feature ``feature(key:)`` gives.
+    package func featureIndex(key: String) -> Int? { storage.featureByKey[key] }
     /// The feature with this id.
     public func feature(id: String) -> Feature? { storage.featureById[id].map { storage.features[$0] } }
 

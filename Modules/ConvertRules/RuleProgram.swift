@@ -279,9 +279,8 @@ package final class RuleProgram: Sendable {
 
 /// A visitor's values read against a ``RuleProgram``'s keys: see ``RuleProgram/input(_:)``.
 /// It holds the data and, for up to four of its keys (visitor data is that small; more go to
-/// an array), the key's number and where the value sits: reading one retains nothing. Not
-/// copyable, so matching borrows it.
-package struct RuleInput: ~Copyable {
+/// an array), the key's number and where the value sits: reading one retains nothing.
+package struct RuleInput {
     typealias Position = Dictionary<String, JSONValue>.Index
 
     private var count = 0
