@@ -5,17 +5,15 @@ import Foundation
 
 /// What the SDK remembers about one visitor.
 ///
-/// A compact value: sticky decisions, converted goals and matched locations live in one small
-/// buffer of interned ids (a few dozen bytes per visitor instead of three hash tables); the
-/// dictionary and set views below convert on access.
+/// A compact value: sticky decisions, converted goals and matched locations are a few interned
+/// ids, held in the value itself while they fit (a buffer of their own past that) instead of
+/// three hash tables; the dictionary and set views below convert on access.
 public struct VisitorData: Sendable, Hashable, Codable {
-    // Empty, or [pair count, goal count, location count, (experience, variation) pairs…,
-    // goals…, locations…], each section sorted by interned id so equal data has equal words.
-    private var words: ContiguousArray<UInt32> = []
+    // (experience, variation) pairs…, goals…, locations…, each section sorted by interned id so
+    // equal data has equal words.
+    private var words = RecordWords()
     // Most visitors have no segments: keeping them out of line saves ~90 bytes per visitor.
     private var segmentsBox: SegmentsBox?
-
-    private static let header = 3
 
     /// Empty data.
     public init() {}
@@ -131,26 +129,25 @@ public struct VisitorData: Sendable, Hashable, Codable {
 
     // MARK: Interned access (the decision path)
 
-    private func count(_ section: Int) -> Int { words.isEmpty ? 0 : Int(words[section]) }
+    private func count(_ section: Int) -> Int { words.count(section) }
 
+    /// Where a section starts among the words after the counts.
     private func start(_ section: Int) -> Int {
         switch section {
-        case 0: return Self.header
-        case 1: return Self.header + 2 * count(0)
-        default: return Self.header + 2 * count(0) + count(1)
+        case 0: return 0
+        case 1: return 2 * count(0)
+        default: return 2 * count(0) + count(1)
         }
     }
 
-    private func section(_ section: Int) -> ArraySlice<UInt32> {
-        guard !words.isEmpty else { return [] }
+    private func section(_ section: Int) -> [UInt32] {
         let from = start(section)
-        return words[from..<(from + count(section))]
+        return (from..<(from + count(section))).map { words[$0] }
     }
 
     package func variation(forExperience experience: InternedId) -> InternedId? {
-        let pairs = count(0)
-        var i = Self.header
-        for _ in 0..<pairs {
+        var i = 0
+        for _ in 0..<count(0) {
             if words[i] == experience.raw { return InternedId(raw: words[i + 1]) }
             i += 2
         }
@@ -162,7 +159,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
     }
 
     package func forEachDecision(_ body: (InternedId, InternedId) -> Void) {
-        var i = Self.header
+        var i = 0
         for _ in 0..<count(0) {
             body(InternedId(raw: words[i]), InternedId(raw: words[i + 1]))
             i += 2
@@ -176,25 +173,21 @@ public struct VisitorData: Sendable, Hashable, Codable {
     }
 
     package mutating func setVariation(_ variation: InternedId, forExperience experience: InternedId) {
-        reserveHeader(extra: 2)
-        var i = Self.header
-        let end = Self.header + 2 * count(0)
+        var i = 0
+        let end = 2 * count(0)
         while i < end, words[i] < experience.raw { i += 2 }
         if i < end, words[i] == experience.raw {
             words[i + 1] = variation.raw
             return
         }
-        words.insert(contentsOf: [experience.raw, variation.raw], at: i)
-        words[0] += 1
+        words.insert(experience.raw, variation.raw, at: i, into: 0)
     }
 
     package mutating func removeVariation(forExperience experience: InternedId) {
-        var i = Self.header
+        var i = 0
         for _ in 0..<count(0) {
             if words[i] == experience.raw {
-                words.removeSubrange(i..<(i + 2))
-                words[0] -= 1
-                dropEmptyHeader()
+                words.remove(at: i, width: 2, from: 0)
                 return
             }
             i += 2
@@ -212,60 +205,38 @@ public struct VisitorData: Sendable, Hashable, Codable {
     @discardableResult
     package mutating func removeLocation(_ location: InternedId) -> Bool { remove(location, in: 2) }
 
-    /// Makes room for `extra` more words at once (one allocation for a new visitor's record).
-    package mutating func reserve(extra: Int) { reserveHeader(extra: extra) }
+    /// Makes room for `extra` more words at once (one allocation for a new visitor's record,
+    /// none while it fits inline).
+    package mutating func reserve(extra: Int) { words.reserve(extra: extra) }
 
     private func contains(_ id: InternedId, in section: Int) -> Bool {
-        guard !words.isEmpty else { return false }
         let from = start(section)
         for i in from..<(from + count(section)) where words[i] == id.raw { return true }
         return false
     }
 
     private mutating func insert(_ id: InternedId, in section: Int) -> Bool {
-        reserveHeader(extra: 1)
         let from = start(section), end = from + count(section)
         var i = from
         while i < end, words[i] < id.raw { i += 1 }
         if i < end, words[i] == id.raw { return false }
-        words.insert(id.raw, at: i)
-        words[section] += 1
+        words.insert(id.raw, at: i, into: section)
         return true
     }
 
     private mutating func remove(_ id: InternedId, in section: Int) -> Bool {
-        guard !words.isEmpty else { return false }
         let from = start(section)
         for i in from..<(from + count(section)) where words[i] == id.raw {
-            words.remove(at: i)
-            words[section] -= 1
-            dropEmptyHeader()
+            words.remove(at: i, width: 1, from: section)
             return true
         }
         return false
     }
 
     private mutating func replaceSection(_ section: Int, with values: Set<String>) {
-        if !words.isEmpty {
-            let from = start(section)
-            words.removeSubrange(from..<(from + count(section)))
-            words[section] = 0
-            dropEmptyHeader()
-        }
+        let from = start(section)
+        for _ in 0..<count(section) { words.remove(at: from, width: 1, from: section) }
         for value in values { _ = insert(InternedId(value), in: section) }
-    }
-
-    private mutating func reserveHeader(extra: Int) {
-        if words.isEmpty {
-            words.reserveCapacity(Self.header + extra)
-            words.append(contentsOf: [0, 0, 0])
-        } else if words.capacity < words.count + extra {
-            words.reserveCapacity(words.count + extra)
-        }
-    }
-
-    private mutating func dropEmptyHeader() {
-        if words.count == Self.header { words = [] }
     }
 
     // MARK: Codable, Equatable
@@ -295,8 +266,138 @@ public struct VisitorData: Sendable, Hashable, Codable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(words)
+        words.hash(into: &hasher)
         hasher.combine(segmentValues)
+    }
+}
+
+/// A record's counts and words. Up to ``inlineCapacity`` words (most visitors: a decision or
+/// two and the locations matched) live in the value itself, so reading a record from a store
+/// touches no buffer of its own; larger records spill to an array.
+private struct RecordWords: Sendable, Equatable {
+    static let inlineCapacity = 5
+
+    // Inline: 0 when empty, else 1 << 31 | pairs | goals << 8 | locations << 16.
+    private var head: UInt32 = 0
+    private var inline: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0)
+    // When set: [pairs, goals, locations, words…], and `head` is 0.
+    private var spilled: ContiguousArray<UInt32>?
+
+    var isEmpty: Bool {
+        if let spilled { return spilled[0] | spilled[1] | spilled[2] == 0 }
+        return head == 0
+    }
+
+    func count(_ section: Int) -> Int {
+        if let spilled { return Int(spilled[section]) }
+        return Int(head >> UInt32(8 * section) & 0xFF)
+    }
+
+    /// The number of words in all sections.
+    var total: Int { 2 * count(0) + count(1) + count(2) }
+
+    subscript(_ i: Int) -> UInt32 {
+        get {
+            if let spilled { return spilled[3 + i] }
+            precondition(i >= 0 && i < Self.inlineCapacity)
+            return withUnsafeBytes(of: inline) { $0.load(fromByteOffset: 4 * i, as: UInt32.self) }
+        }
+        set {
+            if spilled != nil {
+                spilled![3 + i] = newValue
+                return
+            }
+            precondition(i >= 0 && i < Self.inlineCapacity)
+            withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: newValue, toByteOffset: 4 * i, as: UInt32.self) }
+        }
+    }
+
+    /// Inserts one entry of `section` (one word, or a pair when `second` is given) at word `i`.
+    mutating func insert(_ first: UInt32, _ second: UInt32? = nil, at i: Int, into section: Int) {
+        let width = second == nil ? 1 : 2
+        let total = self.total
+        if spilled == nil, total + width <= Self.inlineCapacity {
+            withUnsafeMutableBytes(of: &inline) { raw in
+                let w = raw.bindMemory(to: UInt32.self)
+                var j = total - 1
+                while j >= i {
+                    w[j + width] = w[j]
+                    j -= 1
+                }
+                w[i] = first
+                if let second { w[i + 1] = second }
+            }
+            head = (head | 1 << 31) + 1 << UInt32(8 * section)
+            return
+        }
+        spill(extra: width)
+        if let second {
+            spilled!.insert(contentsOf: [first, second], at: 3 + i)
+        } else {
+            spilled!.insert(first, at: 3 + i)
+        }
+        spilled![section] += 1
+    }
+
+    /// Removes one entry of `section`, `width` words at word `i`.
+    mutating func remove(at i: Int, width: Int, from section: Int) {
+        let total = self.total
+        if spilled != nil {
+            spilled!.removeSubrange((3 + i)..<(3 + i + width))
+            spilled![section] -= 1
+            if total - width <= Self.inlineCapacity { unspill() }
+            return
+        }
+        withUnsafeMutableBytes(of: &inline) { raw in
+            let w = raw.bindMemory(to: UInt32.self)
+            for j in i..<(total - width) { w[j] = w[j + width] }
+            for j in (total - width)..<total { w[j] = 0 }
+        }
+        head -= 1 << UInt32(8 * section)
+        if head == 1 << 31 { head = 0 }
+    }
+
+    mutating func reserve(extra: Int) {
+        let needed = total + extra
+        if let capacity = spilled?.capacity {
+            if capacity < 3 + needed { spilled!.reserveCapacity(3 + needed) }
+        } else if needed > Self.inlineCapacity {
+            spill(extra: extra)
+        }
+    }
+
+    /// Moves inline words to an array with room for `extra` more.
+    private mutating func spill(extra: Int) {
+        guard spilled == nil else { return }
+        let total = self.total
+        var array = ContiguousArray<UInt32>()
+        array.reserveCapacity(3 + total + extra)
+        array.append(contentsOf: [UInt32(count(0)), UInt32(count(1)), UInt32(count(2))])
+        for i in 0..<total { array.append(self[i]) }
+        self = RecordWords()
+        spilled = array
+    }
+
+    /// Moves the words of an array back inline (or to empty) once they fit.
+    private mutating func unspill() {
+        guard let array = spilled else { return }
+        self = RecordWords()
+        guard array[0] | array[1] | array[2] != 0 else { return }
+        head = 1 << 31 | array[0] | array[1] << 8 | array[2] << 16
+        for i in 0..<(array.count - 3) { self[i] = array[3 + i] }
+    }
+
+    static func == (lhs: RecordWords, rhs: RecordWords) -> Bool {
+        guard lhs.count(0) == rhs.count(0), lhs.count(1) == rhs.count(1), lhs.count(2) == rhs.count(2) else { return false }
+        for i in 0..<lhs.total where lhs[i] != rhs[i] { return false }
+        return true
+    }
+
+    func hash(into hasher: inout Hasher) {
+        let total = self.total
+        hasher.combine(total)
+        for section in 0..<3 { hasher.combine(count(section)) }
+        for i in 0..<total { hasher.combine(self[i]) }
     }
 }
 

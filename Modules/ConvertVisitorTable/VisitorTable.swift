@@ -22,8 +22,7 @@ import Foundation
 package struct VisitorTable {
     private struct Slot {
         var data: VisitorData
-        /// The lower half of the key's hash (the index entry holds the upper half), so a slot is
-        /// 32 bytes.
+        /// The lower half of the key's hash (the index entry holds the upper half).
         var hashLow: UInt32
         /// For a free slot: the next free slot, or `UInt32.max`.
         var idOffset: UInt32

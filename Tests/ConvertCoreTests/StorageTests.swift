@@ -203,6 +203,76 @@ enum MemoryVisitorIdStoreFactory {
         #expect(try JSONDecoder().decode(VisitorData.self, from: JSONEncoder().encode(data)) == data)
     }
 
+    @Test func recordsGrowingPastTheInlineWordsAndShrinkingBackKeepTheirMeaning() {
+        // Grown one entry at a time and shrunk back, a record moves between its inline words and
+        // an array; at every size it must equal (and hash as) the same data built in one go.
+        var data = VisitorData()
+        var bucketing: [String: String] = [:], goals: Set<String> = [], locations: Set<String> = []
+        for i in 0..<12 {
+            switch i % 3 {
+            case 0:
+                data.bucketing["grow-e\(i)"] = "grow-v\(i)"
+                bucketing["grow-e\(i)"] = "grow-v\(i)"
+            case 1:
+                data.goals.insert("grow-g\(i)")
+                goals.insert("grow-g\(i)")
+            default:
+                data.locations.insert("grow-l\(i)")
+                locations.insert("grow-l\(i)")
+            }
+            let expected = VisitorData(bucketing: bucketing, goals: goals, locations: locations)
+            #expect(data == expected)
+            #expect(data.hashValue == expected.hashValue)
+            #expect(data.bucketing == bucketing && data.goals == goals && data.locations == locations)
+        }
+        for i in 0..<12 {
+            switch i % 3 {
+            case 0:
+                data.bucketing["grow-e\(i)"] = nil
+                bucketing["grow-e\(i)"] = nil
+            case 1:
+                data.goals.remove("grow-g\(i)")
+                goals.remove("grow-g\(i)")
+            default:
+                data.locations.remove("grow-l\(i)")
+                locations.remove("grow-l\(i)")
+            }
+            let expected = VisitorData(bucketing: bucketing, goals: goals, locations: locations)
+            #expect(data == expected)
+            #expect(data.hashValue == expected.hashValue)
+            #expect(data.variationId(forExperienceId: "grow-e\(i)") == nil)
+        }
+        #expect(data.isEmpty)
+        #expect(data == VisitorData())
+    }
+
+    @Test func largeRecordsKeepEveryEntry() {
+        let goals = Set((0..<300).map { "many-g\($0)" })
+        var data = VisitorData(bucketing: ["many-e": "many-v"], goals: goals)
+        #expect(data.goals == goals)
+        #expect(goals.allSatisfy { data.hasConverted(goalId: $0) })
+        #expect(data.variationId(forExperienceId: "many-e") == "many-v")
+        data.goals = []
+        #expect(data == VisitorData(bucketing: ["many-e": "many-v"]))
+        data.bucketing = [:]
+        #expect(data.isEmpty)
+    }
+
+    @Test func roomReservedAheadChangesNothingVisible() {
+        var reserved = VisitorData(), plain = VisitorData()
+        reserved.reserve(extra: 8)
+        #expect(reserved == plain)
+        for i in 0..<6 {
+            reserved.insertLocation(InternedId("room-l\(i)"))
+            plain.insertLocation(InternedId("room-l\(i)"))
+        }
+        reserved.setVariation(InternedId("room-v"), forExperience: InternedId("room-e"))
+        plain.setVariation(InternedId("room-v"), forExperience: InternedId("room-e"))
+        #expect(reserved == plain)
+        #expect(reserved.hashValue == plain.hashValue)
+        #expect(reserved.containsLocation(InternedId("room-l5")) && reserved.hasLocations)
+    }
+
     @Test func keysParseAndCompare() {
         let key = VisitorKey(accountId: "10022898", projectId: "10025986", visitorId: "a-b-c")
         #expect(key.storeKey == "10022898-10025986-a-b-c")
