@@ -90,6 +90,28 @@ import Testing
         #expect(matched > 1000 && matched < 59_000)
     }
 
+    @Test func matchEachGivesEachSetsAnswerAsBits() {
+        // 70 sets: past 64, positions have no bit but still count for `any`.
+        var sets: [RuleSet?] = (0..<69).map { rule("k", "equals", .string("v\($0)")) }
+        sets.append(rule("k", "equals", "last"))
+        let program = RuleProgram([sets])
+        let indexes = Array(sets.indices)
+        for value in ["v0", "v5", "v63", "v64", "last", "none"] {
+            let input = program.input(["k": .string(value)])
+            let (matched, unmatched, any) = program.matchEach(indexes, input)
+            var expectMatched: UInt64 = 0, expectUnmatched: UInt64 = 0, expectAny = false
+            for (position, set) in sets.enumerated() {
+                let holds = set!.matches(["k": .string(value)])
+                expectAny = expectAny || holds
+                guard position < 64 else { continue }
+                if holds { expectMatched |= 1 << UInt64(position) } else { expectUnmatched |= 1 << UInt64(position) }
+            }
+            #expect(matched == expectMatched && unmatched == expectUnmatched && any == expectAny, "\(value)")
+        }
+        let beyond = program.matchEach(indexes, program.input(["k": "last"]))
+        #expect(beyond.matched == 0 && beyond.any)
+    }
+
     @Test func mutualExclusionSetsAskTheResolver() {
         let exclusion = RuleSet(json: ["OR": [["AND": [["OR_WHEN": [
             ["rule_type": "bucketed_into_experience_key", "value": "other",

@@ -1,0 +1,52 @@
+import ConvertJSON
+import ConvertStorage
+import ConvertVisitor
+import Testing
+
+/// Report values read in place answer as the dictionary `VisitorSegments.reportValues(in:)` builds.
+@Suite struct ReportValuesTests {
+    static let attributeSets: [[String: JSONValue]] = [
+        ["desktop": "true"],
+        ["browser": "FF"],
+        ["desktop": "true", "browser": "FF"],
+        ["country": "US", "devices": ["desktop", "tablet"], "customSegments": "s1", "plan": "pro"],
+        ["customSegments": ["s1", "s2"], "visitorType": .null, "source": 3],
+        ["a": 1, "b": 2, "c": 3, "d": 4, "browser": "CH", "campaign": ["x": 1]],
+    ]
+
+    @Test func readInPlaceAsTheBuiltDictionary() {
+        for attributes in Self.attributeSets {
+            let built = VisitorSegments.reportValues(in: attributes)
+            guard let values = ReportValues(of: attributes) else {
+                #expect(built.isEmpty, "\(attributes)")
+                continue
+            }
+            #expect(values.dictionary == built)
+            for key in Set(attributes.keys).union(VisitorSegments.reportKeys) {
+                #expect(values.member(key) == built[key], "\(key) in \(attributes)")
+            }
+            var seen: [String: JSONValue] = [:]
+            values.forEach { seen[$0] = $1 }
+            #expect(seen == built)
+        }
+    }
+
+    @Test func storingChangesNothingAsTheDictionaryDoes() {
+        let stored: [[String: JSONValue]] = [
+            [:], ["browser": "FF"], ["browser": "CH"], ["customSegments": "s1"], ["customSegments": ["s1", "s2"]],
+            ["country": "US", "devices": ["desktop", "tablet"], "customSegments": "s1"], ["campaign": ["x": 1]],
+        ]
+        for attributes in Self.attributeSets {
+            guard let values = ReportValues(of: attributes) else { continue }
+            for old in stored {
+                #expect(values.storeChangesNothing(over: old)
+                        == VisitorSegments.storingChangesNothing(values.dictionary, over: old), "\(attributes) over \(old)")
+                var viaValues = VisitorData(bucketing: [:], segmentValues: old)
+                var viaDictionary = viaValues
+                let changed = viaValues.storeSegmentValues(values)
+                #expect(changed == viaDictionary.storeSegmentValues(values.dictionary))
+                #expect(viaValues == viaDictionary)
+            }
+        }
+    }
+}
