@@ -1,4 +1,4 @@
-import ConvertJSON
+import ConvertRules
 import ConvertStorage
 import ConvertVisitor
 import Testing
