@@ -207,7 +207,9 @@ enum DecisionEngine {
             checked += 1
             if position < 64 { decision.checkedAudiences |= 1 << UInt64(position) }
             var unresolved: String?
-            let membership = { (key: String) -> Bool? in
+            // A local function, not a closure value: passed only as a non-escaping argument, it
+            // allocates no context for what it captures.
+            func membership(_ key: String) -> Bool? {
                 guard let target = installed.experiencePosition(key: key) else {
                     unresolved = key
                     return nil
