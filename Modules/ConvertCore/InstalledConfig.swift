@@ -11,8 +11,13 @@ import Foundation
 final class InstalledConfig: Sendable {
     let config: ProjectConfig
     let environment: String
-    /// The parsed document without volatile keys, to tell a real change from a re-fetch.
-    let fingerprint: JSONValue
+    /// The parsed document without volatile keys, to tell a real change from a re-fetch; parsed
+    /// from ``bytes`` when asked (only a re-fetch with other bytes asks).
+    var fingerprint: JSONValue {
+        guard case .object(var top)? = try? JSONParser.parse(bytes) else { return .null }
+        top["_s_t"] = nil
+        return .object(top)
+    }
     /// The bytes the config was decoded from, so a byte-identical re-fetch is not decoded again.
     let bytes: Data
     /// `"{accountId}-{projectId}"`, the namespace of every visitor key, and its hash.
@@ -32,10 +37,9 @@ final class InstalledConfig: Sendable {
     /// What resolving each feature reads, parallel to `config.features`.
     let featurePlans: [FeaturePlan]
 
-    init(config: ProjectConfig, environment: String, fingerprint: JSONValue, bytes: Data) {
+    init(config: ProjectConfig, environment: String, bytes: Data) {
         self.config = config
         self.environment = environment
-        self.fingerprint = fingerprint
         self.bytes = bytes
         namespace = "\(config.accountId)-\(config.project.id)"
         namespaceHash = KeyHash.hash64(namespace)

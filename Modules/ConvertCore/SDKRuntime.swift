@@ -128,14 +128,8 @@ final class SDKRuntime: Sendable {
             return
         }
         let decoded: DecodedConfig
-        let json: JSONValue
         do throws(ConfigDecodingError) {
-            do throws(JSONParseError) {
-                json = try JSONParser.parse(document.bytes)
-            } catch {
-                throw ConfigDecodingError(error)
-            }
-            decoded = try ConfigDecoder.decode(json: json)
+            decoded = try ConfigDecoder.decode(document.bytes)
         } catch {
             let located = error.description(locatingIn: [UInt8](document.bytes))
             let message = "config from \(document.origin.rawValue) rejected: \(located)"
@@ -149,26 +143,22 @@ final class SDKRuntime: Sendable {
         }
         for degradation in decoded.degradations { log.warn("config degraded: \(degradation)") }
         let environment = configuration.environment ?? decoded.environment ?? ConvertConfiguration.defaultEnvironment
-        var fingerprint = json
-        if case .object(var top) = json {
-            top["_s_t"] = nil
-            fingerprint = .object(top)
-        }
-        let next = InstalledConfig(config: decoded.config, environment: environment, fingerprint: fingerprint,
-                                   bytes: document.bytes)
-        let previous: InstalledConfig? = owned.withValue { owned in
+        let next = InstalledConfig(config: decoded.config, environment: environment, bytes: document.bytes)
+        // Fingerprints are parsed only when a document with other bytes follows one installed.
+        let (previous, changed): (InstalledConfig?, Bool) = owned.withValue { owned in
             let previous = owned.installed
-            if previous?.fingerprint != fingerprint {
+            let changed = previous.map { $0.fingerprint != next.fingerprint } ?? true
+            if changed {
                 owned.installed = next
                 publish { $0.installed = next }
             }
-            return previous
+            return (previous, changed)
         }
         if previous == nil {
             log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences")
             readiness.open()
             events.publish(.ready, .ready(ReadyPayload()))
-        } else if let previous, previous.fingerprint != fingerprint {
+        } else if let previous, changed {
             let changes = ConfigChanges(from: previous.config, to: decoded.config)
             log.info("config updated from \(document.origin.rawValue): \(changes)")
             events.publish(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config, changes: changes)))
