@@ -50,12 +50,12 @@ extension ConvertContext {
         let features = decider.installed.config.features
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(features.count)
-        for (position, feature) in features.enumerated() {
+        for position in features.indices {
             if decider.snapshot.hooks.isEmpty {
                 resolved.append(decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking,
                                                 decided: &decided))
             } else {
-                resolved.append(decider.hookedFeature(feature.key, at: position, typeCasting: typeCasting, enableTracking: enableTracking,
+                resolved.append(decider.hookedFeature(features[position].key, at: position, typeCasting: typeCasting, enableTracking: enableTracking,
                                                       decided: &decided).value)
             }
         }

@@ -31,12 +31,11 @@ extension Decider {
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
                                  experiences: [])
         }
-        let feature = installed.config.features[position]
-        if let forced = forcedFeature(feature) {
+        if let forced = forcedFeature(installed.featurePlans[position]) {
             return FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
         }
         var details: [VariationDetail]? = []
-        let value = resolve(position, feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
+        let value = resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
                             details: &details)
         let experiences = details ?? []
         let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
@@ -47,14 +46,14 @@ extension Decider {
     /// on gives it. With `details`, each carrier looked at is described there.
     mutating func resolve(_ position: Int, typeCasting: Bool, enableTracking: Bool,
                           decided: inout DecidedCarriers) -> BucketedFeature {
-        let feature = installed.config.features[position]
-        if let forced = forcedFeature(feature) { return forced }
+        let plan = installed.featurePlans[position]
+        if let forced = forcedFeature(plan) { return forced }
         var details: [VariationDetail]?
-        return resolve(position, feature, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
+        return resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
                        details: &details)
     }
 
-    private mutating func resolve(_ position: Int, _ feature: Feature, typeCasting: Bool, enableTracking: Bool,
+    private mutating func resolve(_ position: Int, typeCasting: Bool, enableTracking: Bool,
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
@@ -78,18 +77,20 @@ extension Decider {
                 variables = known
             } else {
                 // A variation the config does not list for this carrier (none today): cast it here.
+                let feature = installed.config.features[position]
                 guard let change = variation.variation.featureChange(featureId: feature.id) else { continue }
                 variables = typeCasting ? FeatureCasting.cast(change.variables, feature) : change.variables
             }
-            return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .enabled,
+            return BucketedFeature(key: plan.key, id: plan.id, name: plan.name, status: .enabled,
                                    experienceId: experience.experienceId, experienceKey: experience.key,
                                    variationId: variation.id, variationKey: variation.key, variables: variables)
         }
-        return .disabled(key: feature.key, feature: feature)
+        return BucketedFeature(key: plan.key, id: plan.id, name: plan.name, status: .disabled, experienceId: nil,
+                               experienceKey: nil, variationId: nil, variationKey: nil, variables: [:])
     }
 
     /// The feature as a QA override forces it for this visitor, if one does.
-    private func forcedFeature(_ feature: Feature) -> BucketedFeature? {
+    private func forcedFeature(_ feature: FeaturePlan) -> BucketedFeature? {
         guard let forced = snapshot.overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
         return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: forced.enabled ? .enabled : .disabled,
                                experienceId: nil, experienceKey: nil, variationId: nil, variationKey: nil,

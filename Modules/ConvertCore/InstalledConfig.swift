@@ -81,6 +81,10 @@ final class InstalledConfig: Sendable {
 /// variation gives the feature already cast to their declared types: casting is a function of
 /// the config alone, so it is done once when the config is installed.
 struct FeaturePlan: Sendable {
+    /// The feature's own fields a result names, so resolving it copies no `Feature`.
+    let key: String
+    let id: String
+    let name: String?
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
     let carriers: [Int]
     /// Parallel to `carriers`: each variation of the carrier, with its change for the feature
@@ -88,6 +92,9 @@ struct FeaturePlan: Sendable {
     let variations: [[(variation: Variation, raw: [String: JSONValue]?, cast: [String: JSONValue]?)]]
 
     init(_ feature: Feature, _ config: ProjectConfig) {
+        key = feature.key
+        id = feature.id
+        name = feature.name
         carriers = config.carrierIndexes(featureId: feature.id)
         variations = carriers.map { position in
             config.experiences[position].variations.map { variation in
