@@ -142,7 +142,7 @@ let package = Package(
             name: "convert-bench",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertRedis", "ConvertSharedStore",
-                           "ConvertURLSessionTransport", "ConvertTransport", "ConvertRules", "ConvertModel"],
+                           "ConvertURLSessionTransport", "ConvertTransport"],
             path: "Examples/Benchmarks",
             resources: [.copy("Resources")]),
 

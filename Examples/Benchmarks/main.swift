@@ -60,7 +60,6 @@ do {
         case "hash": Benchmarks.hash(workload)
         case "track": try await Benchmarks.track(workload)
         case "ready": try await Benchmarks.ready(workload, runs: iterations ?? 20)
-        case "scratch-rules": try await ScratchRules.run(workload)
         case "breakdown": try await Benchmarks.breakdown(workload, repeats: max(1, iterations ?? 1))
         default:
             FileHandle.standardError.write(Data("convert-bench: unknown command \(name)\n\(usage)\n".utf8))
