@@ -20,13 +20,13 @@ import Foundation
 /// table.modify(key) { $0.bucketing["100334665"] = "1003142550" }
 /// ```
 package struct VisitorTable {
+    // 48 bytes: the id's length lives in the arena in front of its bytes (read there anyway to
+    // compare them), and the index entry's 32 hash bits are the only fingerprint.
     private struct Slot {
         var data: VisitorData
-        /// The lower half of the key's hash (the index entry holds the upper half).
-        var hashLow: UInt32
-        /// For a free slot: the next free slot, or `UInt32.max`.
+        /// Where the id's length and bytes start in the arena; for a free slot, the next free
+        /// slot or `UInt32.max`.
         var idOffset: UInt32
-        var idLength: UInt32
         var namespace: UInt16
         /// Used since the eviction hand last passed (bounded tables only).
         var referenced: Bool
@@ -116,7 +116,7 @@ package struct VisitorTable {
             if entry == 0 { return nil }
             if UInt32(truncatingIfNeeded: entry >> 32) == tag {
                 let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
-                if slots[slot].hashLow == UInt32(truncatingIfNeeded: key.hashCode), matches(slot, key) { return slot }
+                if matches(slot, key) { return slot }
             }
             bucket = (bucket + 1) & mask
         }
@@ -124,19 +124,39 @@ package struct VisitorTable {
 
     private func matches(_ slot: Int, _ key: VisitorKey) -> Bool {
         guard namespaces[Int(slots[slot].namespace)] == key.namespace else { return false }
-        let offset = Int(slots[slot].idOffset), length = Int(slots[slot].idLength)
+        let (start, length) = idBytes(slot)
         var id = key.visitorId
         return id.withUTF8 { bytes in
             guard bytes.count == length else { return false }
             guard let base = bytes.baseAddress else { return true }
-            return arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + offset, base, length) == 0 }
+            return arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + start, base, length) == 0 }
         }
     }
 
+    /// Where the id of the entry in `slot` starts in the arena, and its length in bytes.
+    @inline(__always)
+    private func idBytes(_ slot: Int) -> (start: Int, length: Int) {
+        var position = Int(slots[slot].idOffset)
+        var length = 0, shift = 0
+        while true {
+            let byte = arena[position]
+            position += 1
+            length |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { return (position, length) }
+            shift += 7
+        }
+    }
+
+    /// The arena bytes the entry in `slot` holds: its id and the id's length.
+    private func arenaSize(_ slot: Int) -> Int {
+        let (start, length) = idBytes(slot)
+        return start + length - Int(slots[slot].idOffset)
+    }
+
     private func key(of slot: Int) -> VisitorKey {
-        let s = slots[slot]
-        let id = String(decoding: arena[Int(s.idOffset)..<Int(s.idOffset + s.idLength)], as: UTF8.self)
-        return VisitorKey(namespace: namespaces[Int(s.namespace)], visitorId: id)
+        let (start, length) = idBytes(slot)
+        let id = String(decoding: arena[start..<(start + length)], as: UTF8.self)
+        return VisitorKey(namespace: namespaces[Int(slots[slot].namespace)], visitorId: id)
     }
 
     // MARK: Insert and remove
@@ -146,12 +166,17 @@ package struct VisitorTable {
         if (count + 1) * 4 > (mask + 1) * 3 { grow() }
         var id = key.visitorId
         let offset = arena.count
-        let length = id.withUTF8 { bytes in
+        id.withUTF8 { bytes in
+            // The length as 7-bit groups, low first, the high bit marking a group that follows.
+            var length = bytes.count
+            while length >= 0x80 {
+                arena.append(UInt8(truncatingIfNeeded: length) | 0x80)
+                length >>= 7
+            }
+            arena.append(UInt8(length))
             arena.append(contentsOf: bytes)
-            return bytes.count
         }
-        let slot = Slot(data: data, hashLow: UInt32(truncatingIfNeeded: key.hashCode), idOffset: UInt32(offset), idLength: UInt32(length),
-                        namespace: namespaceNumber(key.namespace), referenced: false, live: true)
+        let slot = Slot(data: data, idOffset: UInt32(offset), namespace: namespaceNumber(key.namespace), referenced: false, live: true)
         let position: Int
         if freeSlot != UInt32.max {
             position = Int(freeSlot)
@@ -195,7 +220,7 @@ package struct VisitorTable {
             next = (next + 1) & mask
         }
         index[hole] = 0
-        arenaGarbage += Int(slots[slot].idLength)
+        arenaGarbage += arenaSize(slot)
         slots[slot].data = VisitorData()
         slots[slot].live = false
         slots[slot].idOffset = freeSlot
@@ -220,9 +245,9 @@ package struct VisitorTable {
         fresh.reserveCapacity(arena.count - arenaGarbage)
         for entry in index where entry != 0 {
             let slot = Int(UInt32(truncatingIfNeeded: entry)) - 1
-            let from = Int(slots[slot].idOffset), length = Int(slots[slot].idLength)
+            let from = Int(slots[slot].idOffset), size = arenaSize(slot)
             slots[slot].idOffset = UInt32(fresh.count)
-            fresh.append(contentsOf: arena[from..<(from + length)])
+            fresh.append(contentsOf: arena[from..<(from + size)])
         }
         arena = fresh
         arenaGarbage = 0
