@@ -57,40 +57,8 @@ final class ExperiencePlan: Sendable {
     }
 }
 
-/// Experience positions by key: an open-addressing table over `KeyHash`, cheaper than hashing
-/// the key for a `Dictionary` on every decision.
-struct ExperienceKeyIndex: Sendable {
-    private let buckets: [Int32]  // position + 1; 0 = empty
-    private let hashes: [UInt64]
-    private let mask: Int
-
-    init(_ plans: [ExperiencePlan]) {
-        var size = 8
-        while size < plans.count * 2 { size <<= 1 }
-        var buckets = [Int32](repeating: 0, count: size)
-        var hashes = [UInt64](repeating: 0, count: size)
-        var seen = Set<String>()
-        for (position, plan) in plans.enumerated() where seen.insert(plan.key).inserted {
-            let hash = KeyHash.hash64(plan.key)
-            var bucket = Int(truncatingIfNeeded: hash) & (size - 1)
-            while buckets[bucket] != 0 { bucket = (bucket + 1) & (size - 1) }
-            buckets[bucket] = Int32(position + 1)
-            hashes[bucket] = hash
-        }
-        self.buckets = buckets
-        self.hashes = hashes
-        mask = size - 1
-    }
-
-    /// The position of the first experience with `key`.
-    func position(of key: String, in plans: [ExperiencePlan]) -> Int? {
-        let hash = KeyHash.hash64(key)
-        var bucket = Int(truncatingIfNeeded: hash) & mask
-        while buckets[bucket] != 0 {
-            let position = Int(buckets[bucket]) - 1
-            if hashes[bucket] == hash, plans[position].key == key { return position }
-            bucket = (bucket + 1) & mask
-        }
-        return nil
-    }
+/// ``KeyHash`` for ``KeyIndex``: seeded per process, so a config cannot be written to make the
+/// experience-key index collide.
+enum SeededKeyHash: StringHash {
+    static func hash(_ string: String) -> UInt64 { KeyHash.hash64(string) }
 }

@@ -25,7 +25,7 @@ final class InstalledConfig: Sendable {
     let namespaceHash: UInt64
     /// What deciding each experience reads, parallel to `config.experiences`.
     let plans: [ExperiencePlan]
-    let experienceKeys: ExperienceKeyIndex
+    let experienceKeys: KeyIndex<SeededKeyHash>
     /// Interned keys (the id when a location has no key) of `config.locations`.
     let locationKeys: [InternedId]
     /// The rules of `config.locations` (sets `0..<locations.count`), then those of
@@ -57,7 +57,7 @@ final class InstalledConfig: Sendable {
             return ExperiencePlan(experience, id: id, variations: variations,
                                   archived: config.isArchived(experienceId: experience.id))
         }
-        experienceKeys = ExperienceKeyIndex(plans)
+        experienceKeys = KeyIndex(plans.map(\.key))
         locationKeys = Array(interned)
         rules = RuleProgram([config.locations.map(\.rules), config.audiences.map(\.rules)])
         audienceRulesStart = config.locations.count
@@ -68,7 +68,7 @@ final class InstalledConfig: Sendable {
     /// The position of the experience with `key` in `config.experiences` (the first, if several
     /// share it).
     func experiencePosition(key: String) -> Int? {
-        experienceKeys.position(of: key, in: plans)
+        experienceKeys.position(of: key)
     }
 
     /// The store key of a visitor whose id hashes (`KeyHash.hash64`) to `visitorHash`.

@@ -1,7 +1,7 @@
 import ConvertJSON
 
 /// Rule sets compiled together for matching on the decision path: the leaves as plain values in
-/// one array, their targets' bytes in one buffer, and the keys they read numbered, so matching
+/// one array, their lowered targets in another, and the keys they read numbered, so matching
 /// reads the visitor's values by number from a ``RuleInput`` and retains nothing per rule set or
 /// per leaf.
 ///
@@ -23,9 +23,8 @@ package final class RuleProgram: Sendable {
         var whenAbsent: Bool
         /// The key's number in `keys`; -1 when the leaf has no key.
         var key: Int32
-        /// The lowered target's bytes in `text`.
-        var textStart: Int32
-        var textCount: Int32
+        /// The lowered target: `targets[target]`.
+        var target: Int32
         /// The numeric target of an order leaf.
         var number: Double
     }
@@ -52,21 +51,18 @@ package final class RuleProgram: Sendable {
     /// `[block count, (group count, (leaf count)…)…]` per rule set, one after another.
     private let shape: [Int32]
     private let codes: [Code]
-    private let text: [UInt8]
+    private let targets: [String]
     /// The leaves, parallel to `codes`, for the forms that are not compiled.
     private let leaves: [RuleLeaf]
     /// The rule sets, for those answered whole (a mutual-exclusion leaf decides them).
     private let ruleSets: [RuleSet?]
     /// The keys the leaves read, numbered.
-    private let keyNames: [String]
-    private let keyBuckets: [Int32]  // key number + 1; 0 = empty
-    private let keyHashes: [UInt64]
-    private let keyMask: Int
+    private let keys: KeyIndex<FNV1a>
 
     /// Compiles `groups` of rule sets, numbered one group after another (the first set of the
     /// second group follows the last of the first).
     package init(_ groups: [[RuleSet?]]) {
-        var sets: [SetCode] = [], shape: [Int32] = [], codes: [Code] = [], text: [UInt8] = []
+        var sets: [SetCode] = [], shape: [Int32] = [], codes: [Code] = [], targets: [String] = []
         var leaves: [RuleLeaf] = [], ruleSets: [RuleSet?] = []
         var keyNames: [String] = [], keyNumbers: [String: Int32] = [:]
         for ruleSet in groups.joined() {
@@ -84,8 +80,7 @@ package final class RuleProgram: Sendable {
             shape += flat.shape
             for leaf in flat.leaves {
                 let s = leaf.storage
-                var code = Code(op: .general, negated: s.negated, whenAbsent: false, key: -1, textStart: 0, textCount: 0,
-                                number: 0)
+                var code = Code(op: .general, negated: s.negated, whenAbsent: false, key: -1, target: 0, number: 0)
                 guard s.invalidReason == nil, let matchType = s.matchType else {
                     code.op = .never
                     codes.append(code)
@@ -106,9 +101,8 @@ package final class RuleProgram: Sendable {
                 case .equals, .equalsNumber, .matches:
                     if let lowered = s.lowered {
                         code.op = .lowered
-                        code.textStart = Int32(text.count)
-                        text += Array(lowered.utf8)
-                        code.textCount = Int32(text.count) - code.textStart
+                        code.target = Int32(targets.count)
+                        targets.append(lowered)
                     }
                 case .less, .lessEqual:
                     if case .number(let target)? = s.ordered {
@@ -122,26 +116,13 @@ package final class RuleProgram: Sendable {
                 leaves.append(leaf)
             }
         }
-        var size = 8
-        while size < keyNames.count * 2 { size <<= 1 }
-        var buckets = [Int32](repeating: 0, count: size), hashes = [UInt64](repeating: 0, count: size)
-        for (number, name) in keyNames.enumerated() {
-            let hash = Self.hash(name)
-            var bucket = Int(truncatingIfNeeded: hash) & (size - 1)
-            while buckets[bucket] != 0 { bucket = (bucket + 1) & (size - 1) }
-            buckets[bucket] = Int32(number + 1)
-            hashes[bucket] = hash
-        }
         self.sets = sets
         self.shape = shape
         self.codes = codes
-        self.text = text
+        self.targets = targets
         self.leaves = leaves
         self.ruleSets = ruleSets
-        self.keyNames = keyNames
-        keyBuckets = buckets
-        keyHashes = hashes
-        keyMask = size - 1
+        keys = KeyIndex(keyNames)
     }
 
     /// The number of rule sets.
@@ -151,33 +132,12 @@ package final class RuleProgram: Sendable {
     /// membership resolver.
     package func asksMembership(_ index: Int) -> Bool { sets[index].shapeStart == -2 }
 
-    /// FNV-1a over the key's UTF-8 bytes: keys are short, and this needs no seed or state.
-    private static func hash(_ key: String) -> UInt64 {
-        var key = key
-        return key.withUTF8 { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }
-    }
-
-    private func keyNumber(_ key: String) -> Int? {
-        let hash = Self.hash(key)
-        var bucket = Int(truncatingIfNeeded: hash) & keyMask
-        while keyBuckets[bucket] != 0 {
-            let number = Int(keyBuckets[bucket]) - 1
-            if keyHashes[bucket] == hash, keyNames[number] == key { return number }
-            bucket = (bucket + 1) & keyMask
-        }
-        return nil
-    }
-
     /// `data` read against this program's keys.
     package func input(_ data: [String: JSONValue]) -> RuleInput {
         var input = RuleInput(data: data)
         var position = data.startIndex
         while position != data.endIndex {
-            if let number = keyNumber(data.keys[position]) { input.append(key: Int32(number), at: position) }
+            if let number = keys.position(of: data.keys[position]) { input.append(key: Int32(number), at: position) }
             position = data.index(after: position)
         }
         return input
@@ -186,14 +146,8 @@ package final class RuleProgram: Sendable {
     /// Whether rule set `index` matches the input; `membership` as for
     /// ``RuleSet/matches(_:membership:)``.
     package func matches(_ index: Int, _ input: borrowing RuleInput, membership: (String) -> Bool? = { _ in nil }) -> Bool {
-        let set = sets[index]
-        guard set.shapeStart >= 0 else {
-            return set.shapeStart == -2 ? ruleSets[index]!.matches(input.data, membership: membership) : false
-        }
-        return shape.withUnsafeBufferPointer { shape in
-            codes.withUnsafeBufferPointer { codes in
-                text.withUnsafeBufferPointer { text in run(set, input, shape, codes, text) }
-            }
+        shape.withUnsafeBufferPointer { shape in
+            codes.withUnsafeBufferPointer { codes in answer(index, input, shape, codes, membership) }
         }
     }
 
@@ -203,19 +157,11 @@ package final class RuleProgram: Sendable {
         var matched: UInt64 = 0, unmatched: UInt64 = 0, any = false
         shape.withUnsafeBufferPointer { shape in
             codes.withUnsafeBufferPointer { codes in
-                text.withUnsafeBufferPointer { text in
-                    for position in indexes.indices {
-                        let set = sets[indexes[position]]
-                        let holds: Bool
-                        if set.shapeStart >= 0 {
-                            holds = run(set, input, shape, codes, text)
-                        } else {
-                            holds = set.shapeStart == -2 ? ruleSets[indexes[position]]!.matches(input.data) : false
-                        }
-                        let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
-                        if holds { matched |= bit } else { unmatched |= bit }
-                        any = any || holds
-                    }
+                for position in indexes.indices {
+                    let holds = answer(indexes[position], input, shape, codes) { _ in nil }
+                    let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
+                    if holds { matched |= bit } else { unmatched |= bit }
+                    any = any || holds
                 }
             }
         }
@@ -223,53 +169,31 @@ package final class RuleProgram: Sendable {
     }
 
     @inline(__always)
-    private func run(_ set: SetCode, _ input: borrowing RuleInput, _ shape: UnsafeBufferPointer<Int32>,
-                     _ codes: UnsafeBufferPointer<Code>, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
-        var at = Int(set.shapeStart), leaf = Int(set.codeStart)
-        let blocks = Int(shape[at])
-        at += 1
-        for _ in 0..<blocks {
-            let groupCount = Int(shape[at])
-            at += 1
-            var blockHolds = groupCount > 0
-            for _ in 0..<groupCount {
-                let leafCount = Int(shape[at])
-                at += 1
-                if blockHolds {
-                    var groupHolds = false
-                    for l in leaf..<(leaf + leafCount) where holds(codes[l], l, input, text) {
-                        groupHolds = true
-                        break
-                    }
-                    blockHolds = groupHolds
-                }
-                leaf += leafCount
-            }
-            if blockHolds { return true }
+    private func answer(_ index: Int, _ input: borrowing RuleInput, _ shape: UnsafeBufferPointer<Int32>,
+                        _ codes: UnsafeBufferPointer<Code>, _ membership: (String) -> Bool?) -> Bool {
+        let set = sets[index]
+        guard set.shapeStart >= 0 else {
+            return set.shapeStart == -2 ? ruleSets[index]!.matches(input.data, membership: membership) : false
         }
-        return false
+        return FlatRules.anyBlockHolds(shape, at: Int(set.shapeStart), firstLeaf: Int(set.codeStart)) {
+            holds(codes[$0], $0, input)
+        }
     }
 
+    /// The leaf's answer as ``RuleLeaf``'s own fast path gives it, from the same primitives.
     @inline(__always)
-    private func holds(_ code: Code, _ index: Int, _ input: borrowing RuleInput, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func holds(_ code: Code, _ index: Int, _ input: borrowing RuleInput) -> Bool {
         if code.op == .never { return false }
-        guard code.key >= 0 else { return code.whenAbsent }
-        guard let value = input.value(code.key) else { return code.whenAbsent }
+        guard code.key >= 0, let value = input.value(code.key) else { return code.whenAbsent }
         switch code.op {
         case .lowered:
-            guard case .string(let visitor) = value else { break }
-            let target = UnsafeBufferPointer(rebasing: text[Int(code.textStart)..<Int(code.textStart + code.textCount)])
-            if let equal = RuleInput.asciiLowercasedEquals(visitor, target) { return equal != code.negated }
-        case .less, .lessEqual:
-            // JavaScript orders values of one `typeof` only: a number, or a string that parses as one.
-            let visitor: Double?
-            switch value {
-            case .number(let number): visitor = number
-            case .string(let text): visitor = JavaScriptNumber.parseNumeric(text)
-            default: visitor = nil
+            if case .string(let text) = value {
+                return JavaScriptText.lowercasedEquals(text, targets[Int(code.target)]) != code.negated
             }
-            guard let visitor, !visitor.isNaN, !code.number.isNaN else { return false }
-            return (code.op == .less ? visitor < code.number : visitor <= code.number) != code.negated
+        case .less, .lessEqual:
+            guard let order = PreparedValue.Comparable.order(PreparedValue.Comparable(value), .number(code.number))
+            else { return false }
+            return (code.op == .less ? order < 0 : order <= 0) != code.negated
         case .never, .general:
             break
         }
@@ -321,23 +245,5 @@ package struct RuleInput {
             position = count > 4 ? more.first { $0.key == key }?.position : nil
         }
         return position.map { data.values[$0] }
-    }
-
-    /// `lower(a) == target` for ASCII `a`; `nil` when `a` is not ASCII (the leaf decides then).
-    static func asciiLowercasedEquals(_ a: String, _ target: UnsafeBufferPointer<UInt8>) -> Bool? {
-        var a = a
-        return a.withUTF8 { x -> Bool? in
-            guard x.count == target.count else {
-                for byte in x where byte >= 0x80 { return nil }
-                return false
-            }
-            var equal = true
-            for i in 0..<x.count {
-                let byte = x[i]
-                if byte >= 0x80 { return nil }
-                if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != target[i] { equal = false }
-            }
-            return equal
-        }
     }
 }

@@ -14,27 +14,7 @@ extension RuleSet {
         }
         return flat.shape.withUnsafeBufferPointer { shape in
             flat.leaves.withUnsafeBufferPointer { leaves in
-                var at = 1, leaf = 0
-                for _ in 0..<Int(shape[0]) {
-                    let groupCount = Int(shape[at])
-                    at += 1
-                    var blockHolds = groupCount > 0
-                    for _ in 0..<groupCount {
-                        let leafCount = Int(shape[at])
-                        at += 1
-                        if blockHolds {
-                            var groupHolds = false
-                            for l in leaf..<(leaf + leafCount) where leaves[l].holds(data) {
-                                groupHolds = true
-                                break
-                            }
-                            blockHolds = groupHolds
-                        }
-                        leaf += leafCount
-                    }
-                    if blockHolds { return true }
-                }
-                return false
+                FlatRules.anyBlockHolds(shape, at: 0, firstLeaf: 0) { leaves[$0].holds(data) }
             }
         }
     }

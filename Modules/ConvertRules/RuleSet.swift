@@ -109,6 +109,37 @@ final class FlatRules: Sendable {
         self.shape = shape
         leaves = blocks.flatMap { $0.flatMap { $0 } }
     }
+
+    /// Whether any OR block of the rule set whose shape starts at `start` holds: all its AND
+    /// groups hold, each by one of its leaves (numbered from `firstLeaf`, asked in order and
+    /// no further than needed). An empty block or group holds nothing.
+    @inline(__always)
+    static func anyBlockHolds(_ shape: UnsafeBufferPointer<Int32>, at start: Int, firstLeaf: Int,
+                              _ holds: (Int) -> Bool) -> Bool {
+        var at = start, leaf = firstLeaf
+        let blocks = Int(shape[at])
+        at += 1
+        for _ in 0..<blocks {
+            let groupCount = Int(shape[at])
+            at += 1
+            var blockHolds = groupCount > 0
+            for _ in 0..<groupCount {
+                let leafCount = Int(shape[at])
+                at += 1
+                if blockHolds {
+                    var groupHolds = false
+                    for l in leaf..<(leaf + leafCount) where holds(l) {
+                        groupHolds = true
+                        break
+                    }
+                    blockHolds = groupHolds
+                }
+                leaf += leafCount
+            }
+            if blockHolds { return true }
+        }
+        return false
+    }
 }
 
 extension RuleSet: Codable {

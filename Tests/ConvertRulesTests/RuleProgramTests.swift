@@ -161,3 +161,17 @@ struct SplitMix {
     }
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
+
+/// The key index finds each key's position, the first of equal keys, and nothing else.
+@Suite struct KeyIndexTests {
+    @Test func findsFirstPositionsOnly() {
+        let keys = (0..<200).map { "key-\($0 % 150)" }  // keys 0–49 twice
+        let index = KeyIndex<FNV1a>(keys)
+        for (position, key) in keys.enumerated() {
+            #expect(index.position(of: key) == position % 150, "\(key)")
+        }
+        #expect(index.position(of: "key-150") == nil)
+        #expect(index.position(of: "") == nil)
+        #expect(KeyIndex<FNV1a>([]).position(of: "a") == nil)
+    }
+}
