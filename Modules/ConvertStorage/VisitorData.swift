@@ -94,18 +94,20 @@ public struct VisitorData: Sendable, Hashable, Codable {
     @discardableResult
     package mutating func storeSegmentValues(_ values: [String: JSONValue]) -> Bool {
         let stored = segmentsBox?.values ?? [:]
-        guard !VisitorSegments.storingChangesNothing(values, over: stored) else { return false }
-        segmentValues = VisitorSegments.storing(values, over: stored)
+        if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
+        let merged = VisitorSegments.storing(values, over: stored)
+        guard merged != stored else { return false }
+        segmentValues = merged
         return true
     }
 
-    /// ``storeSegmentValues(_:)`` for report values read in place.
+    /// ``storeSegmentValues(_:)`` for report values read in place: a dictionary of them is
+    /// built only when they change something.
     @discardableResult
     package mutating func storeSegmentValues(_ values: ReportValues) -> Bool {
         let stored = segmentsBox?.values ?? [:]
-        guard !values.storeChangesNothing(over: stored) else { return false }
-        segmentValues = VisitorSegments.storing(values.dictionary, over: stored)
-        return true
+        if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
+        return storeSegmentValues(values.dictionary)
     }
 
     /// The variation id stored for an experience id.

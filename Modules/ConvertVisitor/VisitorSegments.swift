@@ -108,7 +108,14 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// Whether storing `new` over `stored` would leave `stored` as it is; decided without
     /// building the merged values in the usual case of a visitor giving the same values again.
     public static func storingChangesNothing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
-        new.allSatisfy { key, value in stored.member(key) == value && value.mergesIntoItself } || storing(new, over: stored) == stored
+        // Past the first check with nothing stored, the new values themselves are the change.
+        new.allSatisfy { storesAsIs($0, $1, in: stored) } || (!stored.isEmpty && storing(new, over: stored) == stored)
+    }
+
+    /// Whether storing `value` under `key` over `stored` leaves it as it is, known without
+    /// merging: the same value is stored, and it merges into itself.
+    package static func storesAsIs(_ key: String, _ value: JSONValue, in stored: [String: JSONValue]) -> Bool {
+        stored.member(key) == value && value.mergesIntoItself
     }
 
     /// Whether no key is set.
@@ -198,14 +205,7 @@ package struct ReportValues: Sendable {
     /// Whether storing them over `stored` would leave `stored` as it is
     /// (``VisitorSegments/storingChangesNothing(_:over:)``), building no dictionary when so.
     package func storeChangesNothing(over stored: [String: JSONValue]) -> Bool {
-        var unchanged = true
-        for (key, value) in attributes where VisitorSegments.isReportKey(key) {
-            guard stored.member(key) == value, value.mergesIntoItself else {
-                unchanged = false
-                break
-            }
-        }
-        // Nothing stored yet: the values are new (the caller stores them, building them once).
-        return unchanged || (!stored.isEmpty && VisitorSegments.storing(dictionary, over: stored) == stored)
+        allSatisfy { VisitorSegments.storesAsIs($0, $1, in: stored) }
+            || VisitorSegments.storingChangesNothing(dictionary, over: stored)
     }
 }
