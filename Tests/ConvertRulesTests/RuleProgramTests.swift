@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func randomTreesAgree() {
-        var random = SplitMix(seed: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         let keys = ["k", "j", "location", "feature", "browser"]
         let matches = ["equals", "equalsNumber", "matches", "less", "lessEqual", "contains", "exists", "doesNotExist", "isIn"]
         let targets: [JSONValue] = ["pricing", "PRICING", "abc", "3", 3, 5, "5", true, "a|pricing", "straße"]
@@ -146,20 +146,6 @@ import Testing
             }
         }
     }
-}
-
-/// A small deterministic generator, so a failing case can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
 /// The key index finds each key's position, the first of equal keys, and nothing else.

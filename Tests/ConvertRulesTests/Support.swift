@@ -23,3 +23,21 @@ func fixtureJSON(_ name: String) throws -> JSONValue {
     }
     return try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url))
 }
+
+/// A small seeded generator (SplitMix64), so random cases are the same on every run and a
+/// failing one can be replayed. The test kit has one too; this target depends on Rules alone.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<bound`.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
