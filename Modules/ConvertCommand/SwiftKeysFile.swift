@@ -149,21 +149,12 @@ struct SwiftKeysFile {
     private func renderExperiences(into out: inout Lines) {
         let experiences = unique(config.experiences, by: \.key)
         var types = Scope(reserving: fixedTypeNames)
-        out.add("/// Experiences, each with its variations.")
-        out.add("\(access) enum Experiences {")
-        out.depth += 1
-        out.add("/// Every experience key, sorted.")
-        out.addList("\(access) static let all: [\(typeName).ExperienceKey] =", experiences.map { ".init(rawValue: \(SwiftName.literal($0.key)))" })
+        openGroup("Experiences", doc: "Experiences, each with its variations.", keys: experiences.map(\.key),
+                  keyType: "ExperienceKey", into: &out)
         for experience in experiences {
-            out.add("")
-            var doc = "/// Experience \(SwiftName.literal(experience.key))"
-            if let name = experience.name, !name.isEmpty { doc += ", \"\(SwiftName.comment(name))\"" }
-            if config.isArchived(experienceId: experience.id) { doc += " (archived)" }
-            out.add(doc + ".")
-            out.add("\(access) enum \(types.claim(SwiftName.type(experience.key))) {")
-            out.depth += 1
-            out.add("/// The experience's key.")
-            out.add("\(access) static let key = \(typeName).ExperienceKey(rawValue: \(SwiftName.literal(experience.key)))")
+            openEntity("experience", key: experience.key, name: experience.name,
+                       note: config.isArchived(experienceId: experience.id) ? " (archived)" : "",
+                       keyType: "ExperienceKey", types: &types, into: &out)
             out.add("/// The experience's id.")
             out.add("\(access) static let id = \(SwiftName.literal(experience.id))")
             out.add("/// The variations' keys.")
@@ -188,20 +179,11 @@ struct SwiftKeysFile {
     private func renderFeatures(into out: inout Lines) {
         let features = unique(config.features, by: \.key)
         var types = Scope(reserving: fixedTypeNames)
-        out.add("/// Features, each with its variables' keys and a `Decodable` struct of their values.")
-        out.add("\(access) enum Features {")
-        out.depth += 1
-        out.add("/// Every feature key, sorted.")
-        out.addList("\(access) static let all: [\(typeName).FeatureKey] =", features.map { ".init(rawValue: \(SwiftName.literal($0.key)))" })
+        openGroup("Features", doc: "Features, each with its variables' keys and a `Decodable` struct of their values.",
+                  keys: features.map(\.key), keyType: "FeatureKey", into: &out)
         for feature in features {
-            out.add("")
-            var doc = "/// Feature \(SwiftName.literal(feature.key))"
-            if let name = feature.name, !name.isEmpty { doc += ", \"\(SwiftName.comment(name))\"" }
-            out.add(doc + ".")
-            out.add("\(access) enum \(types.claim(SwiftName.type(feature.key))) {")
-            out.depth += 1
-            out.add("/// The feature's key.")
-            out.add("\(access) static let key = \(typeName).FeatureKey(rawValue: \(SwiftName.literal(feature.key)))")
+            openEntity("feature", key: feature.key, name: feature.name, note: "", keyType: "FeatureKey", types: &types,
+                       into: &out)
             let variables = unique(feature.variables, by: \.key)
             out.add("/// The variables' keys.")
             out.add("\(access) enum VariableKeys {")
@@ -216,6 +198,29 @@ struct SwiftKeysFile {
         }
         out.depth -= 1
         out.add("}")
+    }
+
+    /// Opens `enum <name>` (closed by the caller) with its sorted list of every key.
+    private func openGroup(_ name: String, doc: String, keys: [String], keyType: String, into out: inout Lines) {
+        out.add("/// \(doc)")
+        out.add("\(access) enum \(name) {")
+        out.depth += 1
+        out.add("/// Every \(name.dropLast().lowercased()) key, sorted.")
+        out.addList("\(access) static let all: [\(typeName).\(keyType)] =", keys.map { ".init(rawValue: \(SwiftName.literal($0)))" })
+    }
+
+    /// Opens one entity's enum (closed by the caller): its doc line, named after its key, and its
+    /// key constant.
+    private func openEntity(_ kind: String, key: String, name: String?, note: String, keyType: String,
+                            types: inout Scope, into out: inout Lines) {
+        out.add("")
+        var doc = "/// \(kind.prefix(1).uppercased() + kind.dropFirst()) \(SwiftName.literal(key))"
+        if let name, !name.isEmpty { doc += ", \"\(SwiftName.comment(name))\"" }
+        out.add(doc + note + ".")
+        out.add("\(access) enum \(types.claim(SwiftName.type(key))) {")
+        out.depth += 1
+        out.add("/// The \(kind)'s key.")
+        out.add("\(access) static let key = \(typeName).\(keyType)(rawValue: \(SwiftName.literal(key)))")
     }
 
     private func renderVariables(_ variables: [Feature.Variable], into out: inout Lines) {
