@@ -144,10 +144,13 @@ final class SDKRuntime: Sendable {
         for degradation in decoded.degradations { log.warn("config degraded: \(degradation)") }
         let environment = configuration.environment ?? decoded.environment ?? ConvertConfiguration.defaultEnvironment
         let next = InstalledConfig(config: decoded.config, environment: environment, bytes: document.bytes)
-        // Fingerprints are parsed only when a document with other bytes follows one installed.
+        // Fingerprints are parsed only when a document with other bytes follows one installed,
+        // and outside the lock; again inside it only if another install came in between.
+        let seen = owned.withValue { $0.installed }
+        let changedSinceSeen = seen.map { $0.fingerprint != next.fingerprint } ?? true
         let (previous, changed): (InstalledConfig?, Bool) = owned.withValue { owned in
             let previous = owned.installed
-            let changed = previous.map { $0.fingerprint != next.fingerprint } ?? true
+            let changed = previous === seen ? changedSinceSeen : previous.map { $0.fingerprint != next.fingerprint } ?? true
             if changed {
                 owned.installed = next
                 publish { $0.installed = next }
