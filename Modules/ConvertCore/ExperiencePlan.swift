@@ -60,5 +60,6 @@ final class ExperiencePlan: Sendable {
 /// ``KeyHash`` for ``KeyIndex``: seeded per process, so a config cannot be written to make the
 /// experience-key index collide.
 enum SeededKeyHash: StringHash {
+    @inline(__always)
     static func hash(_ string: String) -> UInt64 { KeyHash.hash64(string) }
 }

@@ -21,10 +21,10 @@ package enum FNV1a: StringHash {
 /// table of hashes, cheaper per lookup than hashing the string for a `Dictionary`. Of equal
 /// strings, the first one's position is found.
 package struct KeyIndex<Hash: StringHash>: Sendable {
-    private let keys: [String]
-    private let buckets: [Int32]  // position + 1; 0 = empty
-    private let hashes: [UInt64]
-    private let mask: Int
+    @usableFromInline let keys: [String]
+    @usableFromInline let buckets: [Int32]  // position + 1; 0 = empty
+    @usableFromInline let hashes: [UInt64]
+    @usableFromInline let mask: Int
 
     /// Indexes `keys` by their positions.
     package init(_ keys: [String]) {
@@ -49,7 +49,9 @@ package struct KeyIndex<Hash: StringHash>: Sendable {
         mask = size - 1
     }
 
-    /// The position of `key` in the list (the first, if it is there more than once).
+    /// The position of `key` in the list (the first, if it is there more than once); inlinable so
+    /// a caller in another module gets it specialised for its hash.
+    @inlinable
     package func position(of key: String) -> Int? {
         let hash = Hash.hash(key)
         var bucket = Int(truncatingIfNeeded: hash) & mask
