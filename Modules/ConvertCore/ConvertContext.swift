@@ -196,21 +196,21 @@ public final class ConvertContext: Sendable {
         var listening: UInt32 = 0
         /// Whether tracking is on for the SDK (configuration and runtime switch).
         var trackingEnabled = true
-        /// The visitor's data in `storedNamespace`, once read (or prefetched); each decision of
-        /// the call starts from it and records what it stored, so a call reads the store once.
-        var stored: VisitorData?
-        var storedNamespace: UInt64 = 0
-        /// `locationProperties` read against the config's rule keys, once per call.
-        var locationInput: RuleInput?
+        /// The visitor's data in `prefetchedNamespace` as storing the creation segments left it,
+        /// for the context's first call.
+        let prefetched: VisitorData?
+        let prefetchedNamespace: UInt64
+        /// The config's locations as the call's decisions matched them so far.
+        var locations = RuleMemo()
 
         init(attributes: [String: JSONValue], locationProperties: [String: JSONValue], preview: PreviewTarget?,
-             hooks: [any EvaluationHook], stored: VisitorData?, storedNamespace: UInt64) {
+             hooks: [any EvaluationHook], prefetched: VisitorData?, prefetchedNamespace: UInt64) {
             self.attributes = attributes
             self.locationProperties = locationProperties
             self.preview = preview
             self.hooks = hooks
-            self.stored = stored
-            self.storedNamespace = storedNamespace
+            self.prefetched = prefetched
+            self.prefetchedNamespace = prefetchedNamespace
         }
     }
 
@@ -219,8 +219,8 @@ public final class ConvertContext: Sendable {
         let attributes = state.visitorProperties.isEmpty ? state.attributes
             : JSONValue.deepMerging(state.visitorProperties, state.attributes)
         return Snapshot(attributes: attributes, locationProperties: state.locationProperties, preview: state.preview,
-                        hooks: state.hooks, stored: state.prefetched?.data,
-                        storedNamespace: state.prefetched?.namespaceHash ?? 0)
+                        hooks: state.hooks, prefetched: state.prefetched?.data,
+                        prefetchedNamespace: state.prefetched?.namespaceHash ?? 0)
     }
 
     /// Deep-merges `values` into the properties kept under the attributes.

@@ -20,8 +20,7 @@ struct RecordedDecision {
 extension Decider {
     /// Stores, tracks and announces what a decision found; returns the variation that holds and
     /// the data stored.
-    func record(_ decision: ExperienceDecision, _ position: Int, _ input: DecisionInput,
-                enableTracking: Bool) -> RecordedDecision {
+    func record(_ decision: ExperienceDecision, _ position: Int, enableTracking: Bool) -> RecordedDecision {
         let plan = installed.plans[position]
         let events = runtime.events
         let listening = snapshot.listening
@@ -33,13 +32,13 @@ extension Decider {
         }
         let locationKeys = installed.locationKeys
         // Checked against what was read first, so an unchanged visitor costs no store write.
-        let expected = Self.locationChanges(decision, plan, locationKeys, input.stored)
+        let expected = Self.locationChanges(decision, plan, locationKeys, stored)
         guard decision.isNew || expected.activate | expected.deactivate != 0 else {
             return RecordedDecision(variation: decision.variation)
         }
 
         let tracks = enableTracking && snapshot.trackingEnabled
-        let recorded = runtime.ports.visitorStore.update(input.key) { data -> RecordedDecision in
+        let recorded = runtime.ports.visitorStore.update(key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
             var outcome = RecordedDecision(variation: decision.variation)
@@ -50,7 +49,7 @@ extension Decider {
             }
             if decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex {
                 if let existing = data.variation(forExperience: plan.id),
-                   existing != input.stored.variation(forExperience: plan.id),
+                   existing != stored.variation(forExperience: plan.id),
                    let kept = plan.variationIndex(of: existing) {
                     outcome.variation = plan.variationModels[kept]
                 } else {
@@ -64,7 +63,7 @@ extension Decider {
             outcome.data = data
             return outcome
         }
-        announceLocations(recorded, plan, input, listening: listening)
+        announceLocations(recorded, plan, listening: listening)
         if recorded.isNew, let variation = recorded.variation {
             if tracks {
                 let event = TrackingEvent(
@@ -95,8 +94,7 @@ extension Decider {
         return (activate, deactivate)
     }
 
-    private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, _ input: DecisionInput,
-                                   listening: UInt32) {
+    private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, listening: UInt32) {
         guard recorded.activated | recorded.deactivated != 0,
               SystemEventHub.listens(listening, to: .locationActivated) || SystemEventHub.listens(listening, to: .locationDeactivated)
         else { return }
@@ -105,7 +103,7 @@ extension Decider {
         for index in Self.positions(recorded.activated, in: plan.locationIndexes) {
             runtime.events.publish(.locationActivated, listening: listening, .locationActivated(LocationActivatedPayload(
                 visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
-                properties: input.locationProperties.mapValues(\.javaScriptString))))
+                properties: locationProperties.mapValues(\.javaScriptString))))
         }
         for index in Self.positions(recorded.deactivated, in: plan.locationIndexes) {
             runtime.events.publish(.locationDeactivated, listening: listening, .locationDeactivated(LocationDeactivatedPayload(

@@ -10,7 +10,7 @@ import ConvertVisitor
 /// hooks. A context makes one per call from ``ConvertContext/start(_:recording:)`` — after the
 /// visitor id was checked and the SDK's decision state read — so a decider is never shared
 /// between threads; the only lock it takes is the visitor's store shard, when something changed.
-struct Decider {
+struct Decider: ~Copyable {
     let runtime: SDKRuntime
     let visitorId: String
     let visitorHash: UInt64
@@ -18,9 +18,45 @@ struct Decider {
     let creationSegments: ReportValues?
     /// The config the whole call decides against.
     let installed: InstalledConfig
-    /// What the call reads of the context; it also carries the visitor's data from one decision
-    /// of the call to the next, so a call reads the store once.
+    /// What the call reads of the context.
     var snapshot: ConvertContext.Snapshot
+    /// The visitor's store key in `installed`'s namespace.
+    let key: VisitorKey
+    /// The visitor's data as this call last saw it: read (or taken from the data prefetched at
+    /// the context's creation) before the first decision, then what each decision stored, so a
+    /// call reads the store once.
+    private(set) var stored = VisitorData()
+    private var storedRead = false
+
+    init(runtime: SDKRuntime, visitorId: String, visitorHash: UInt64, creationSegments: ReportValues?,
+         installed: InstalledConfig, snapshot: ConvertContext.Snapshot) {
+        self.runtime = runtime
+        self.visitorId = visitorId
+        self.visitorHash = visitorHash
+        self.creationSegments = creationSegments
+        self.installed = installed
+        self.snapshot = snapshot
+        key = installed.visitorKey(visitorId, visitorHash: visitorHash)
+        if let prefetched = snapshot.prefetched, snapshot.prefetchedNamespace == installed.namespaceHash {
+            stored = prefetched
+            storedRead = true
+        }
+    }
+
+    /// The config's model.
+    var config: ProjectConfig { installed.config }
+    /// The attributes the call's audiences read.
+    var attributes: [String: JSONValue] { snapshot.attributes }
+    /// The properties the call's locations read.
+    var locationProperties: [String: JSONValue] { snapshot.locationProperties }
+    var hashSeed: UInt32 { runtime.configuration.hashSeed }
+
+    /// Reads the visitor's data, the first time a decision of the call needs it.
+    mutating func readStored() {
+        guard !storedRead else { return }
+        stored = runtime.ports.visitorStore.data(for: key) ?? VisitorData()
+        storedRead = true
+    }
 
     // MARK: Experiences
 
@@ -87,16 +123,16 @@ struct Decider {
             return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true), nil)
         }
         var tracer = SilentTracer()
-        let input = input()
-        let decision = DecisionEngine.decide(position, input, tracer: &tracer)
+        readStored()
+        let decision = DecisionEngine.decide(position, self, tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
             runtime.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
         var variation = decision.variation
         if snapshot.preview == nil {
-            let recorded = record(decision, position, input, enableTracking: enableTracking)
+            let recorded = record(decision, position, enableTracking: enableTracking)
             variation = recorded.variation
-            if let data = recorded.data { snapshot.stored = data }
+            if let data = recorded.data { stored = data }
         }
         guard let variation else { return (nil, decision) }
         return (BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
@@ -119,28 +155,11 @@ struct Decider {
                                  variationId: forced.id, variationKey: forced.key)
         }
         var tracer = RecordingTracer()
-        let decision = DecisionEngine.decide(position, input(), tracer: &tracer)
+        readStored()
+        let decision = DecisionEngine.decide(position, self, tracer: &tracer)
         return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId, steps: tracer.steps,
                              reason: decision.reason, variationId: decision.variation?.id,
                              variationKey: decision.variation?.key)
-    }
-
-    /// The engine's input: the visitor's data as this call last saw it, read from the store
-    /// only the first time.
-    mutating func input() -> DecisionInput {
-        let key = installed.visitorKey(visitorId, visitorHash: visitorHash)
-        let stored: VisitorData
-        if let known = snapshot.stored, snapshot.storedNamespace == installed.namespaceHash {
-            stored = known
-        } else {
-            stored = runtime.ports.visitorStore.data(for: key) ?? VisitorData()
-            snapshot.stored = stored
-            snapshot.storedNamespace = installed.namespaceHash
-        }
-        return DecisionInput(installed: installed, visitorId: visitorId, key: key,
-                             stored: stored,
-                             snapshot: snapshot,
-                             creationSegments: creationSegments, hashSeed: runtime.configuration.hashSeed)
     }
 
     /// The variation a QA override forces for this visitor, when it names one of the experience's.

@@ -4,24 +4,7 @@ import ConvertRules
 import ConvertStorage
 import ConvertVisitor
 
-/// Everything one experience decision reads.
-struct DecisionInput {
-    let installed: InstalledConfig
-    var config: ProjectConfig { installed.config }
-    let visitorId: String
-    let key: VisitorKey
-    let stored: VisitorData
-    /// The call's snapshot: attributes, location properties, and what the call's decisions
-    /// share (the location properties read against the config's rule keys).
-    let snapshot: ConvertContext.Snapshot
-    var attributes: [String: JSONValue] { snapshot.attributes }
-    var locationProperties: [String: JSONValue] { snapshot.locationProperties }
-    /// The report keys of the context's creation attributes, when they were stored.
-    let creationSegments: ReportValues?
-    let hashSeed: UInt32
-}
-
-extension DecisionInput {
+extension Decider {
     /// Audience data, built as the JavaScript SDK builds it: the visitor's stored segments
     /// deep-merged with the context's attributes (attributes win; arrays are united). The report
     /// keys the context was created with are read from the store alone — they were stored from
@@ -76,7 +59,7 @@ struct ExperienceDecision {
 /// audiences, segments, bucketing. It reads its input and reports; the caller stores, tracks
 /// and announces.
 enum DecisionEngine {
-    static func decide<T: DecisionTracer>(_ position: Int, _ input: DecisionInput, tracer: inout T) -> ExperienceDecision {
+    static func decide<T: DecisionTracer>(_ position: Int, _ input: borrowing Decider, tracer: inout T) -> ExperienceDecision {
         let installed = input.installed
         let plan = installed.plans[position]
         if plan.archived {
@@ -141,7 +124,7 @@ enum DecisionEngine {
         }
     }
 
-    private static func locationsPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: DecisionInput,
+    private static func locationsPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider,
                                                          _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
         if plan.hasLocationIds {
             let indexes = plan.locationIndexes
@@ -163,15 +146,11 @@ enum DecisionEngine {
                     anyMatched = anyMatched || outcome.matched
                 }
             } else {
-                let rules = input.installed.rules
-                let view: RuleInput
-                if let known = input.snapshot.locationInput {
-                    view = known
-                } else {
-                    view = rules.input(properties)
-                    input.snapshot.locationInput = view
-                }
-                (matched, unmatched, anyMatched) = rules.matchEach(indexes, view)
+                // Location rules read the location properties alone, so the call's snapshot
+                // keeps each location's answer for the call's other experiences.
+                let snapshot = input.snapshot, rules = input.installed.rules
+                (matched, unmatched, anyMatched) = rules.matchEach(indexes, { rules.input(properties) },
+                                                                   memo: &snapshot.locations)
             }
             decision.matchedLocations |= matched
             decision.unmatchedLocations |= unmatched
@@ -185,7 +164,7 @@ enum DecisionEngine {
         return true
     }
 
-    private static func audiencesPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: DecisionInput, bucketed: Bool,
+    private static func audiencesPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, bucketed: Bool,
                                                          _ decision: inout ExperienceDecision,
                                                          _ audienceData: inout [String: JSONValue]?,
                                                          tracer: inout T) -> Bool {

@@ -80,7 +80,8 @@ final class InstalledConfig: Sendable {
 /// A feature's carrier experiences and, for each carrier's variations, the variables the
 /// variation gives the feature already cast to their declared types: casting is a function of
 /// the config alone, so it is done once when the config is installed.
-struct FeaturePlan: Sendable {
+// A class: a call reads its fields through one reference instead of copying them.
+final class FeaturePlan: Sendable {
     /// The feature's own fields a result names, so resolving it copies no `Feature`.
     let key: String
     let id: String

@@ -21,6 +21,8 @@
     /// Hashes the UTF-8 bytes of `string` (in place for native strings).
     @inlinable
     package static func hash64(_ string: String) -> UInt64 {
+        // Borrowed in place: `withUTF8` needs a mutable copy, which retains the storage.
+        if let hash = string.utf8.withContiguousStorageIfAvailable({ hash64(bytes: $0) }) { return hash }
         var string = string
         return string.withUTF8 { hash64(bytes: $0) }
     }

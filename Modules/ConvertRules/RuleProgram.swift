@@ -137,7 +137,7 @@ package final class RuleProgram: Sendable {
         var input = RuleInput(data: data)
         var position = data.startIndex
         while position != data.endIndex {
-            if let number = keys.position(of: data.keys[position]) { input.append(key: Int32(number), at: position) }
+            if let number = keys.position(of: data.keys[position]) { input.append(key: Int32(number), data.values[position]) }
             position = data.index(after: position)
         }
         return input
@@ -152,13 +152,24 @@ package final class RuleProgram: Sendable {
     }
 
     /// Which of the rule sets at `indexes` match the input, as bits (bit i for `indexes[i]`;
-    /// positions past 63 have none), and whether any matched.
-    package func matchEach(_ indexes: [Int], _ input: borrowing RuleInput) -> (matched: UInt64, unmatched: UInt64, any: Bool) {
+    /// positions past 63 have none), and whether any matched. Answers are remembered in `memo`
+    /// and reused from it; `input` is asked for only when some set has no remembered answer.
+    package func matchEach(_ indexes: [Int], _ input: () -> RuleInput, memo: inout RuleMemo)
+        -> (matched: UInt64, unmatched: UInt64, any: Bool) {
         var matched: UInt64 = 0, unmatched: UInt64 = 0, any = false
+        var read: RuleInput?
         shape.withUnsafeBufferPointer { shape in
             codes.withUnsafeBufferPointer { codes in
                 for position in indexes.indices {
-                    let holds = answer(indexes[position], input, shape, codes) { _ in nil }
+                    let index = indexes[position]
+                    let holds: Bool
+                    if let known = memo.answer(index) {
+                        holds = known
+                    } else {
+                        if read == nil { read = input() }
+                        holds = answer(index, read!, shape, codes) { _ in nil }
+                        memo.remember(index, holds)
+                    }
                     let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
                     if holds { matched |= bit } else { unmatched |= bit }
                     any = any || holds
@@ -184,33 +195,62 @@ package final class RuleProgram: Sendable {
     @inline(__always)
     private func holds(_ code: Code, _ index: Int, _ input: borrowing RuleInput) -> Bool {
         if code.op == .never { return false }
-        guard code.key >= 0, let value = input.value(code.key) else { return code.whenAbsent }
-        switch code.op {
-        case .lowered:
-            if case .string(let text) = value {
-                return JavaScriptText.lowercasedEquals(text, targets[Int(code.target)]) != code.negated
+        guard code.key >= 0 else { return code.whenAbsent }
+        let compiled: Bool?? = input.withValue(code.key, absent: .some(code.whenAbsent)) { value in
+            switch code.op {
+            case .lowered:
+                if case .string(let text) = value {
+                    return JavaScriptText.lowercasedEquals(text, targets[Int(code.target)]) != code.negated
+                }
+            case .less, .lessEqual:
+                guard let order = PreparedValue.Comparable.order(PreparedValue.Comparable(value), .number(code.number))
+                else { return false }
+                return (code.op == .less ? order < 0 : order <= 0) != code.negated
+            case .never, .general:
+                break
             }
-        case .less, .lessEqual:
-            guard let order = PreparedValue.Comparable.order(PreparedValue.Comparable(value), .number(code.number))
-            else { return false }
-            return (code.op == .less ? order < 0 : order <= 0) != code.negated
-        case .never, .general:
-            break
+            return .none
         }
+        if let compiled, let answer = compiled { return answer }
         return leaves[index].holds(input.data)
+    }
+}
+
+/// The answers of a ``RuleProgram``'s first 64 rule sets for one input, as far as they were
+/// asked: a call deciding several experiences matches each location once.
+package struct RuleMemo {
+    private var known: UInt64 = 0
+    private var holds: UInt64 = 0
+
+    /// No answers yet.
+    package init() {}
+
+    /// The remembered answer of rule set `index`, if any.
+    @inline(__always)
+    package func answer(_ index: Int) -> Bool? {
+        guard index < 64, known & (1 << UInt64(index)) != 0 else { return nil }
+        return holds & (1 << UInt64(index)) != 0
+    }
+
+    /// Remembers rule set `index`'s answer (sets past 63 are not remembered).
+    @inline(__always)
+    package mutating func remember(_ index: Int, _ answer: Bool) {
+        guard index < 64 else { return }
+        known |= 1 << UInt64(index)
+        if answer { holds |= 1 << UInt64(index) }
     }
 }
 
 /// A visitor's values read against a ``RuleProgram``'s keys: see ``RuleProgram/input(_:)``.
 /// It holds the data and, for up to four of its keys (visitor data is that small; more go to
-/// an array), the key's number and where the value sits: reading one retains nothing.
+/// an array), the key's number and its value, so leaves read values without a dictionary lookup.
 package struct RuleInput {
-    typealias Position = Dictionary<String, JSONValue>.Index
-
     private var count = 0
     private var keys: (Int32, Int32, Int32, Int32) = (-1, -1, -1, -1)
-    private var positions: (Position?, Position?, Position?, Position?) = (nil, nil, nil, nil)
-    private var more: [(key: Int32, position: Position)] = []
+    // The values themselves, read once here: reading a dictionary entry at a leaf would copy
+    // (retain and release) it at every leaf that reads it.
+    private var values: (JSONValue, JSONValue, JSONValue, JSONValue) = (.null, .null, .null, .null)
+    private var more: [(key: Int32, value: JSONValue)] = []
     /// The data itself, for the forms the program does not compile.
     let data: [String: JSONValue]
 
@@ -218,32 +258,26 @@ package struct RuleInput {
         self.data = data
     }
 
-    mutating func append(key: Int32, at position: Position) {
+    mutating func append(key: Int32, _ value: JSONValue) {
         switch count {
-        case 0: (keys.0, positions.0) = (key, position)
-        case 1: (keys.1, positions.1) = (key, position)
-        case 2: (keys.2, positions.2) = (key, position)
-        case 3: (keys.3, positions.3) = (key, position)
-        default: more.append((key, position))
+        case 0: (keys.0, values.0) = (key, value)
+        case 1: (keys.1, values.1) = (key, value)
+        case 2: (keys.2, values.2) = (key, value)
+        case 3: (keys.3, values.3) = (key, value)
+        default: more.append((key, value))
         }
         count += 1
     }
 
-    /// The value under key number `key`, `nil` when the visitor has none.
+    /// `body` of the value under key number `key`, borrowed in place; `absent` when the
+    /// visitor has none.
     @inline(__always)
-    func value(_ key: Int32) -> JSONValue? {
-        let position: Position?
-        if keys.0 == key {
-            position = positions.0
-        } else if keys.1 == key {
-            position = positions.1
-        } else if keys.2 == key {
-            position = positions.2
-        } else if keys.3 == key {
-            position = positions.3
-        } else {
-            position = count > 4 ? more.first { $0.key == key }?.position : nil
-        }
-        return position.map { data.values[$0] }
+    func withValue<R>(_ key: Int32, absent: R, _ body: (JSONValue) -> R) -> R {
+        if keys.0 == key { return body(values.0) }
+        if keys.1 == key { return body(values.1) }
+        if keys.2 == key { return body(values.2) }
+        if keys.3 == key { return body(values.3) }
+        if count > 4, let index = more.firstIndex(where: { $0.key == key }) { return body(more[index].value) }
+        return absent
     }
 }

@@ -97,8 +97,9 @@ import Testing
         let program = RuleProgram([sets])
         let indexes = Array(sets.indices)
         for value in ["v0", "v5", "v63", "v64", "last", "none"] {
-            let input = program.input(["k": .string(value)])
-            let (matched, unmatched, any) = program.matchEach(indexes, input)
+            var memo = RuleMemo()
+            let (matched, unmatched, any) = program.matchEach(indexes, { program.input(["k": .string(value)]) },
+                                                              memo: &memo)
             var expectMatched: UInt64 = 0, expectUnmatched: UInt64 = 0, expectAny = false
             for (position, set) in sets.enumerated() {
                 let holds = set!.matches(["k": .string(value)])
@@ -108,8 +109,32 @@ import Testing
             }
             #expect(matched == expectMatched && unmatched == expectUnmatched && any == expectAny, "\(value)")
         }
-        let beyond = program.matchEach(indexes, program.input(["k": "last"]))
+        var memo = RuleMemo()
+        let beyond = program.matchEach(indexes, { program.input(["k": "last"]) }, memo: &memo)
         #expect(beyond.matched == 0 && beyond.any)
+    }
+
+    @Test func matchEachRemembersAnswersForTheSameInput() {
+        var sets: [RuleSet?] = (0..<69).map { rule("k", "equals", .string("v\($0)")) }
+        sets.append(rule("k", "equals", "last"))
+        let program = RuleProgram([sets])
+        var memo = RuleMemo(), reads = 0
+        func input() -> RuleInput {
+            reads += 1
+            return program.input(["k": "v3"])
+        }
+        let first = program.matchEach([1, 3, 5], input, memo: &memo)
+        #expect(reads == 1 && first.matched == 0b010 && first.unmatched == 0b101 && first.any)
+        #expect(memo.answer(3) == true && memo.answer(5) == false && memo.answer(7) == nil)
+        // Known sets, in another order: answered from the memo without reading the input.
+        let again = program.matchEach([5, 3], input, memo: &memo)
+        #expect(reads == 1 && again.matched == 0b10 && again.unmatched == 0b01)
+        // One unknown set reads the input once more; sets past 63 are never remembered.
+        _ = program.matchEach([3, 7], input, memo: &memo)
+        #expect(reads == 2 && memo.answer(7) == false)
+        _ = program.matchEach([69], input, memo: &memo)
+        _ = program.matchEach([69], input, memo: &memo)
+        #expect(reads == 4 && memo.answer(69) == nil)
     }
 
     @Test func mutualExclusionSetsAskTheResolver() {
