@@ -32,7 +32,7 @@ public final class ConvertContext: Sendable {
         var hooks: [any EvaluationHook] = []
         /// The SDK's decision state as this context last read it, and the change number it is
         /// at least as new as: calls reuse it while `SDKRuntime.changes` stays there.
-        var decision: SDKRuntime.DecisionState?
+        var decision: SDKRuntime.PublishedState?
         var generation: UInt64 = 0
         /// Non-report keys given to ``updateVisitorProperties(_:)``, under the attributes.
         var visitorProperties: [String: JSONValue] = [:]
@@ -78,7 +78,7 @@ public final class ConvertContext: Sendable {
             return
         }
         let (generation, decision) = runtime.decisionSnapshot(visitorHash)
-        guard let installed = decision.installed else {
+        guard let installed = decision.fields.installed else {
             creationSegmentsDeferred = true
             state = Locked(State(attributes: attributes, preview: preview, decision: decision, generation: generation))
             return
@@ -186,41 +186,45 @@ public final class ConvertContext: Sendable {
         let attributes: [String: JSONValue]
         let locationProperties: [String: JSONValue]
         let preview: PreviewTarget?
+        /// The SDK's decision state the call reads.
+        let decision: SDKRuntime.PublishedState
         /// Forced decisions in effect for this call, `nil` when none.
-        var overrides: DecisionOverrides?
-        /// The SDK's hooks, then the context's.
-        var hooks: [any EvaluationHook] = []
+        var overrides: DecisionOverrides? { decision.fields.overrides }
         /// The SDK's hooks alone: they are told of tracking events.
-        var trackingHooks: [any EvaluationHook] = []
+        var trackingHooks: [any EvaluationHook] { decision.fields.hooks }
         /// The system events that have listeners (``SystemEventHub`` mask).
-        var listening: UInt32 = 0
+        var listening: UInt32 { decision.fields.listening }
+        /// The SDK's hooks, then the context's.
+        var hooks: [any EvaluationHook]
         /// Whether tracking is on for the SDK (configuration and runtime switch).
         var trackingEnabled = true
         /// The visitor's data in `prefetchedNamespace` as storing the creation segments left it,
-        /// for the context's first call.
-        let prefetched: VisitorData?
+        /// for the context's first call (taken by its decider).
+        var prefetched: VisitorData?
         let prefetchedNamespace: UInt64
         /// The config's locations as the call's decisions matched them so far.
         var locations = RuleMemo()
 
         init(attributes: [String: JSONValue], locationProperties: [String: JSONValue], preview: PreviewTarget?,
-             hooks: [any EvaluationHook], prefetched: VisitorData?, prefetchedNamespace: UInt64) {
+             decision: SDKRuntime.PublishedState, hooks: [any EvaluationHook], prefetched: VisitorData?,
+             prefetchedNamespace: UInt64) {
             self.attributes = attributes
             self.locationProperties = locationProperties
             self.preview = preview
+            self.decision = decision
             self.hooks = hooks
             self.prefetched = prefetched
             self.prefetchedNamespace = prefetchedNamespace
         }
     }
 
-    private static func takeSnapshot(_ state: inout State) -> Snapshot {
-        defer { state.prefetched = nil }
+    private static func takeSnapshot(_ state: inout State, _ decision: SDKRuntime.PublishedState) -> Snapshot {
         let attributes = state.visitorProperties.isEmpty ? state.attributes
             : JSONValue.deepMerging(state.visitorProperties, state.attributes)
+        let prefetched = state.prefetched.take()
         return Snapshot(attributes: attributes, locationProperties: state.locationProperties, preview: state.preview,
-                        hooks: state.hooks, prefetched: state.prefetched?.data,
-                        prefetchedNamespace: state.prefetched?.namespaceHash ?? 0)
+                        decision: decision, hooks: state.hooks, prefetched: prefetched?.data,
+                        prefetchedNamespace: prefetched?.namespaceHash ?? 0)
     }
 
     /// Deep-merges `values` into the properties kept under the attributes.
@@ -235,10 +239,10 @@ public final class ConvertContext: Sendable {
 
     /// The hooks of a call that could not start (not ready, unusable visitor id).
     func hooksForFailedCall() -> [any EvaluationHook] {
-        let (cached, own) = state.withValue { ($0.decision?.hooks, $0.hooks) }
+        let (cached, own) = state.withValue { ($0.decision?.fields.hooks, $0.hooks) }
         // A call refused before the SDK was ready has just cached the decision state; one
         // refused for its visitor id never read it.
-        let sdk = cached ?? runtime.decisionState.read(visitorHash) { $0.hooks }
+        let sdk = cached ?? runtime.decisionState.read(visitorHash) { $0.fields.hooks }
         return sdk + own
     }
 
@@ -269,8 +273,8 @@ public final class ConvertContext: Sendable {
         }
         let generation = runtime.changes.value
         let runtime = self.runtime, hash = visitorHash, deferred = creationSegmentsDeferred
-        let (decision, taken, storeSegments) = state.withValue { state -> (SDKRuntime.DecisionState, Snapshot?, Bool) in
-            let decision: SDKRuntime.DecisionState
+        let (decision, taken, storeSegments) = state.withValue { state -> (SDKRuntime.PublishedState, Snapshot?, Bool) in
+            let decision: SDKRuntime.PublishedState
             if let known = state.decision, state.generation == generation {
                 decision = known
             } else {
@@ -278,23 +282,18 @@ public final class ConvertContext: Sendable {
                 state.decision = decision
                 state.generation = generation
             }
-            guard decision.installed != nil else { return (decision, nil, false) }
+            guard decision.fields.installed != nil else { return (decision, nil, false) }
             let storeSegments = recording && deferred && !state.creationSegmentsStored
             if storeSegments { state.creationSegmentsStored = true }
-            return (decision, Self.takeSnapshot(&state), storeSegments)
+            return (decision, Self.takeSnapshot(&state, decision), storeSegments)
         }
-        guard let installed = decision.installed, let snapshot = taken else {
+        guard let installed = decision.fields.installed, let snapshot = taken else {
             runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return .refused(.notReady)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        snapshot.overrides = decision.overrides
-        snapshot.listening = decision.listening
-        snapshot.trackingEnabled = runtime.configuration.networkTracking && decision.trackingEnabled
-        if !decision.hooks.isEmpty {
-            snapshot.hooks = decision.hooks + snapshot.hooks
-            snapshot.trackingHooks = decision.hooks
-        }
+        snapshot.trackingEnabled = runtime.configuration.networkTracking && decision.fields.trackingEnabled
+        if !decision.fields.hooks.isEmpty { snapshot.hooks = decision.fields.hooks + snapshot.hooks }
         return .ready(installed, snapshot)
     }
 }

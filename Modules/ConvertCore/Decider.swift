@@ -21,7 +21,7 @@ struct Decider: ~Copyable {
     /// What the call reads of the context.
     var snapshot: ConvertContext.Snapshot
     /// The visitor's store key in `installed`'s namespace.
-    let key: VisitorKey
+    var key: VisitorKey { installed.visitorKey(visitorId, visitorHash: visitorHash) }
     /// The visitor's data as this call last saw it: read (or taken from the data prefetched at
     /// the context's creation) before the first decision, then what each decision stored, so a
     /// call reads the store once.
@@ -36,8 +36,7 @@ struct Decider: ~Copyable {
         self.creationSegments = creationSegments
         self.installed = installed
         self.snapshot = snapshot
-        key = installed.visitorKey(visitorId, visitorHash: visitorHash)
-        if let prefetched = snapshot.prefetched, snapshot.prefetchedNamespace == installed.namespaceHash {
+        if snapshot.prefetchedNamespace == installed.namespaceHash, let prefetched = snapshot.prefetched.take() {
             stored = prefetched
             storedRead = true
         }

@@ -35,7 +35,7 @@ final class SDKRuntime: Sendable {
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
         let decisionState = self.decisionState, changes = self.changes
         ports.events.observeListening { mask in
-            decisionState.update { $0.listening = mask }
+            decisionState.update { $0 = $0.changing { $0.listening = mask } }
             changes.advance()
         }
     }
@@ -51,21 +51,38 @@ final class SDKRuntime: Sendable {
         /// The system events that have listeners, as ``SystemEventHub`` masks them.
         var listening: UInt32 = 0
     }
-    let decisionState = StripedValue(DecisionState(installed: nil, trackingEnabled: true, overrides: nil, hooks: []))
+    /// One decision state as published: immutable, so a context keeps it, and hands it to each
+    /// call, as one reference.
+    final class PublishedState: Sendable {
+        let fields: DecisionState
+
+        init(_ fields: DecisionState) {
+            self.fields = fields
+        }
+
+        /// A new state: these fields with `change` made.
+        func changing(_ change: (inout DecisionState) -> Void) -> PublishedState {
+            var next = fields
+            change(&next)
+            return PublishedState(next)
+        }
+    }
+    let decisionState = StripedValue(PublishedState(DecisionState(installed: nil, trackingEnabled: true, overrides: nil,
+                                                                  hooks: [])))
     /// Advanced after every change of `decisionState`: a context keeps the copy it read while
     /// this number stays, so a call takes no lock for it.
     let changes = ChangeCounter()
 
     /// Changes every stripe of the decision state, then tells the contexts' copies they are old.
     private func publish(_ change: (inout DecisionState) -> Void) {
-        decisionState.update(change)
+        decisionState.update { $0 = $0.changing(change) }
         changes.advance()
     }
 
     /// The decision state as the stripe of `visitorHash` holds it, with the change number it is
     /// at least as new as.
     @inline(__always)
-    func decisionSnapshot(_ visitorHash: UInt64) -> (generation: UInt64, state: DecisionState) {
+    func decisionSnapshot(_ visitorHash: UInt64) -> (generation: UInt64, state: PublishedState) {
         let generation = changes.value
         return (generation, decisionState.read(visitorHash) { $0 })
     }
@@ -75,7 +92,7 @@ final class SDKRuntime: Sendable {
     /// The installed config as the stripe of `visitorHash` holds it (the decision path).
     @inline(__always)
     func current(_ visitorHash: UInt64) -> InstalledConfig? {
-        decisionState.read(visitorHash) { $0.installed }
+        decisionState.read(visitorHash) { $0.fields.installed }
     }
 
     func addHook(_ hook: any EvaluationHook) {

@@ -21,10 +21,7 @@
     /// Hashes the UTF-8 bytes of `string` (in place for native strings).
     @inlinable
     package static func hash64(_ string: String) -> UInt64 {
-        // Borrowed in place: `withUTF8` needs a mutable copy, which retains the storage.
-        if let hash = string.utf8.withContiguousStorageIfAvailable({ hash64(bytes: $0) }) { return hash }
-        var string = string
-        return string.withUTF8 { hash64(bytes: $0) }
+        string.utf8Bytes { hash64(bytes: $0) }
     }
 
     /// Hashes a buffer of bytes.
@@ -53,5 +50,16 @@
     @inlinable
     package static func combine(_ first: UInt64, _ second: UInt64) -> UInt64 {
         mix(first ^ 0x5895_45D4_F1C2_1A9B, second ^ seed)
+    }
+}
+
+extension String {
+    /// `body` of the string's UTF-8 bytes, borrowed in place where the storage allows:
+    /// `withUTF8` needs a mutable copy, which retains the storage.
+    @inlinable
+    package func utf8Bytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return copy.withUTF8(body)
     }
 }

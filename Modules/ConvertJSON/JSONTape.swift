@@ -120,8 +120,7 @@ package struct JSONNode: JSONDocumentValue {
     package func member(_ key: String) -> JSONNode? {
         let container = nodes[index]
         guard container.kind == .object else { return nil }
-        var key = key
-        return key.withUTF8 { key -> JSONNode? in
+        return key.withBorrowedUTF8 { key -> JSONNode? in
             var found: Int?
             var k = index + 1
             for _ in 0..<container.first {

@@ -127,22 +127,23 @@ public enum JavaScriptNumber {
 
     /// The common case without allocating: up to 15 digits with an optional `-` (exact in a Double).
     private static func smallInteger(_ text: String) -> Double? {
-        var text = text
-        return text.withUTF8 { bytes -> Double? in
-            var i = 0
-            let negative = bytes.first == UInt8(ascii: "-")
-            if negative { i = 1 }
-            let digits = bytes.count - i
-            guard digits > 0, digits <= 15 else { return nil }
-            var value: Int64 = 0
-            while i < bytes.count {
-                let b = bytes[i]
-                guard isDigit(b) else { return nil }
-                value = value * 10 + Int64(b - 0x30)
-                i += 1
-            }
-            return negative ? -Double(value) : Double(value)
+        text.withBorrowedUTF8(smallInteger)
+    }
+
+    private static func smallInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        var i = 0
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { i = 1 }
+        let digits = bytes.count - i
+        guard digits > 0, digits <= 15 else { return nil }
+        var value: Int64 = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            guard isDigit(b) else { return nil }
+            value = value * 10 + Int64(b - 0x30)
+            i += 1
         }
+        return negative ? -Double(value) : Double(value)
     }
 
     private static func isNumericShape(_ b: [UInt8]) -> Bool {

@@ -56,3 +56,14 @@ package enum JavaScriptText {
         return scalars[first...last]
     }
 }
+
+extension String {
+    /// `body` of the string's UTF-8 bytes, borrowed in place where the storage allows:
+    /// `withUTF8` needs a mutable copy, which retains the storage.
+    @inlinable
+    package func withBorrowedUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+}

@@ -4,23 +4,21 @@ import Foundation
 extension JavaScriptText {
     /// `lower(a) == loweredB`, without allocating when `a` is ASCII.
     static func lowercasedEquals(_ a: String, _ loweredB: String) -> Bool {
-        // Compared through the UTF-8 views, which borrow the strings instead of copying them.
-        let x = a.utf8, y = loweredB.utf8
-        var equal = x.count == y.count
-        var i = x.startIndex, j = y.startIndex
-        while i != x.endIndex {
+        let ascii = a.withBorrowedUTF8 { x in loweredB.withBorrowedUTF8 { y in asciiLowercasedEquals(x, y) } }
+        if let ascii { return ascii }
+        return JavaScriptText.lowercased(a).utf8.elementsEqual(loweredB.utf8)
+    }
+
+    /// Whether ASCII `x` lowered equals `y`; `nil` when `x` is not ASCII.
+    @inline(__always)
+    private static func asciiLowercasedEquals(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool? {
+        for byte in x where byte >= 0x80 { return nil }
+        guard x.count == y.count else { return false }
+        for i in 0..<x.count {
             let byte = x[i]
-            if byte >= 0x80 { return JavaScriptText.lowercased(a).utf8.elementsEqual(y) }
-            if equal {
-                if j == y.endIndex || (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != y[j] {
-                    equal = false
-                } else {
-                    j = y.index(after: j)
-                }
-            }
-            i = x.index(after: i)
+            if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != y[i] { return false }
         }
-        return equal
+        return true
     }
 
     /// Whether `needle`'s UTF-8 bytes occur in `haystack`'s (JS `includes` on already lowered text).

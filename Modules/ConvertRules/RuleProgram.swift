@@ -157,22 +157,23 @@ package final class RuleProgram: Sendable {
     package func matchEach(_ indexes: [Int], _ input: () -> RuleInput, memo: inout RuleMemo)
         -> (matched: UInt64, unmatched: UInt64, any: Bool) {
         var matched: UInt64 = 0, unmatched: UInt64 = 0, any = false
-        var read: RuleInput?
+        func note(_ position: Int, _ holds: Bool) {
+            let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
+            if holds { matched |= bit } else { unmatched |= bit }
+            any = any || holds
+        }
+        if indexes.allSatisfy({ memo.answer($0) != nil }) {
+            for position in indexes.indices { note(position, memo.answer(indexes[position]) == true) }
+            return (matched, unmatched, any)
+        }
+        let read = input()
         shape.withUnsafeBufferPointer { shape in
             codes.withUnsafeBufferPointer { codes in
                 for position in indexes.indices {
                     let index = indexes[position]
-                    let holds: Bool
-                    if let known = memo.answer(index) {
-                        holds = known
-                    } else {
-                        if read == nil { read = input() }
-                        holds = answer(index, read!, shape, codes) { _ in nil }
-                        memo.remember(index, holds)
-                    }
-                    let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
-                    if holds { matched |= bit } else { unmatched |= bit }
-                    any = any || holds
+                    let holds = memo.answer(index) ?? answer(index, read, shape, codes) { _ in nil }
+                    memo.remember(index, holds)
+                    note(position, holds)
                 }
             }
         }

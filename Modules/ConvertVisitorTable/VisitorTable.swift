@@ -125,12 +125,12 @@ package struct VisitorTable {
     private func matches(_ slot: Int, _ key: VisitorKey) -> Bool {
         guard namespaces[Int(slots[slot].namespace)] == key.namespace else { return false }
         let (start, length) = idBytes(slot)
-        var id = key.visitorId
-        return id.withUTF8 { bytes in
+        func same(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             guard bytes.count == length else { return false }
             guard let base = bytes.baseAddress else { return true }
             return arena.withUnsafeBufferPointer { memcmp($0.baseAddress! + start, base, length) == 0 }
         }
+        return key.visitorId.utf8Bytes(same)
     }
 
     /// Where the id of the entry in `slot` starts in the arena, and its length in bytes.
@@ -164,9 +164,8 @@ package struct VisitorTable {
     private mutating func insert(_ key: VisitorKey, _ data: VisitorData) {
         if let capacity, count >= capacity { evictOne() }
         if (count + 1) * 4 > (mask + 1) * 3 { grow() }
-        var id = key.visitorId
         let offset = arena.count
-        id.withUTF8 { bytes in
+        key.visitorId.utf8Bytes { bytes in
             // The length as 7-bit groups, low first, the high bit marking a group that follows.
             var length = bytes.count
             while length >= 0x80 {
