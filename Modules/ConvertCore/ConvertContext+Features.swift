@@ -18,7 +18,7 @@ extension ConvertContext {
             _ = failedCall(.feature, key)
             return .disabled(key: key, feature: nil)
         }
-        var decided = DecidedCarriers(count: decider.installed.plans.count)
+        var decided = DecidedCarriers()
         guard decider.snapshot.hooks.isEmpty else {
             return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided).value
         }
@@ -39,14 +39,14 @@ extension ConvertContext {
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
                                  experiences: [])
         }
-        var decided = DecidedCarriers(count: decider.installed.plans.count)
+        var decided = DecidedCarriers()
         return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
         guard var decider = decider("features()") else { return [] }
-        var decided = DecidedCarriers(count: decider.installed.plans.count)
+        var decided = DecidedCarriers()
         let features = decider.installed.config.features
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(features.count)

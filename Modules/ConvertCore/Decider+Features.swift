@@ -64,11 +64,11 @@ extension Decider {
                 decided.details[index] = detail
                 details?.append(detail)
                 variation = detail.value
-            } else if let cached = decided.variations[index] {
+            } else if let cached = decided.variation(index) {
                 variation = cached
             } else {
                 variation = decide(position: index, enableTracking: enableTracking)
-                decided.variations[index] = .some(variation)
+                decided.remember(index, variation)
             }
             guard let variation else { continue }
             let variables: [String: JSONValue]
@@ -102,11 +102,37 @@ extension Decider {
 /// The carrier experiences one call has decided, each once: their variations on the plain
 /// path, their details on the detail path.
 struct DecidedCarriers {
-    var variations: [BucketedVariation??]
+    // The first four inline: a call rarely decides more carriers, and an array per call costs
+    // an allocation. Positions are -1 while unused.
+    private var positions: (Int, Int, Int, Int) = (-1, -1, -1, -1)
+    private var first: BucketedVariation?, second: BucketedVariation?, third: BucketedVariation?,
+                fourth: BucketedVariation?
+    private var more: [Int: BucketedVariation?] = [:]
     /// By experience position; empty (no allocation) on the plain path.
     var details: [Int: VariationDetail] = [:]
 
-    init(count: Int) {
-        variations = Array(repeating: nil, count: count)
+    /// The variation decided for the experience at `position` (`.some(nil)`: none), or `nil`
+    /// when it was not decided yet.
+    func variation(_ position: Int) -> BucketedVariation?? {
+        if positions.0 == position { return .some(first) }
+        if positions.1 == position { return .some(second) }
+        if positions.2 == position { return .some(third) }
+        if positions.3 == position { return .some(fourth) }
+        return more[position]
+    }
+
+    /// Remembers the variation decided for the experience at `position`.
+    mutating func remember(_ position: Int, _ variation: BucketedVariation?) {
+        if positions.0 < 0 {
+            (positions.0, first) = (position, variation)
+        } else if positions.1 < 0 {
+            (positions.1, second) = (position, variation)
+        } else if positions.2 < 0 {
+            (positions.2, third) = (position, variation)
+        } else if positions.3 < 0 {
+            (positions.3, fourth) = (position, variation)
+        } else {
+            more[position] = .some(variation)
+        }
     }
 }
