@@ -47,6 +47,46 @@ import Testing
         #expect(harness.sink.events(for: "all-features").count == 2, "each carrier decided once")
     }
 
+    @Test func aCallWithManyCarriersDecidesEachOnceAndKeepsThemApart() async throws {
+        // Eight clones of a two-feature experience; the first six require a location the
+        // visitor is not on, so both features come from the seventh.
+        let harness = try await started { json in
+            let experiences = try #require(json["experiences"] as? [[String: Any]])
+            let template = try #require(experiences.first { $0["key"] as? String == "test-experience-ab-fullstack-4" })
+            json["experiences"] = (0..<8).map { i -> [String: Any] in
+                var clone = template
+                clone["id"] = "9000\(i)"
+                clone["key"] = "carrier-\(i)"
+                clone["locations"] = [i < 6 ? "1003350" : "1003352"]
+                clone["variations"] = ((template["variations"] as? [[String: Any]]) ?? []).enumerated().map { v, variation in
+                    var variation = variation
+                    variation["id"] = "9000\(i)\(v)"
+                    variation["changes"] = [
+                        ["type": "fullStackFeature", "data": ["feature_id": 10031, "variables_data": ["enabled": true, "caption": "carrier-\(i)"]]],
+                        ["type": "fullStackFeature", "data": ["feature_id": 100334, "variables_data": ["price": i, "button-height": v]]],
+                    ]
+                    return variation
+                }
+                return clone
+            }
+        }
+        let context = qualifyingContext(harness, "many-carriers")
+        let features = Dictionary(uniqueKeysWithValues: context.features().map { ($0.key, $0) })
+        #expect(features["feature-1"]?.experienceKey == "carrier-6")
+        #expect(features["feature-1"]?.string("caption") == "carrier-6")
+        #expect(features["feature-2"]?.experienceKey == "carrier-6")
+        #expect(features["feature-2"]?.double("price") == 6)
+        #expect(features["feature-1"]?.variationId == features["feature-2"]?.variationId)
+        #expect(harness.sink.events(for: "many-carriers").count == 1, "one carrier bucketed, once")
+        // One feature at a time, on another context, gives the same (the decisions are sticky).
+        let again = qualifyingContext(harness, "many-carriers")
+        for key in ["feature-1", "feature-2"] {
+            let single = again.feature(key)
+            #expect(single.experienceKey == features[key]?.experienceKey && single.variationId == features[key]?.variationId)
+            #expect(single.variables == features[key]?.variables)
+        }
+    }
+
     @Test func stringTypedVariablesAreCastTheJavaScriptWay() async throws {
         let harness = try await started(.jsSDKTestConfig)
         var enabled: [String: BucketedFeature] = [:]
