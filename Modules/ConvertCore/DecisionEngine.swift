@@ -185,31 +185,14 @@ enum DecisionEngine {
             let data = audienceData ?? [:]
             checked += 1
             if position < 64 { decision.checkedAudiences |= 1 << UInt64(position) }
-            var unresolved: String?
-            // A local function, not a closure value: passed only as a non-escaping argument, it
-            // allocates no context for what it captures.
-            func membership(_ key: String) -> Bool? {
-                guard let target = installed.experiencePosition(key: key) else {
-                    unresolved = key
-                    return nil
-                }
-                return input.stored.hasVariation(forExperience: installed.plans[target].id)
-            }
             let audienceMatched: Bool
             let rules = installed.rules, set = installed.audienceRulesStart + index
             if !T.recordsSteps && !rules.asksMembership(set) {
                 // No mutual-exclusion leaf: nothing to resolve, so no resolver to build.
                 audienceMatched = rules.matches(set, rules.input(data))
-            } else if T.recordsSteps {
-                let audience = input.config.audiences[index]
-                let outcome = audience.rules?.evaluate(data, membership: membership)
-                    ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
-                tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
-                audienceMatched = outcome.matched
             } else {
-                audienceMatched = rules.matches(set, rules.input(data), membership: membership)
+                audienceMatched = resolvingMembership(index, permanent: permanent, data, input, &decision, tracer: &tracer)
             }
-            if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
             if audienceMatched {
                 matched += 1
                 if position < 64 { decision.matchedAudiences |= 1 << UInt64(position) }
@@ -218,5 +201,37 @@ enum DecisionEngine {
         guard checked > 0 else { return true }
         decision.audiencesChecked = true
         return plan.allAudiences ? matched == checked : matched > 0
+    }
+
+    /// Whether the audience at `index` matches, its mutual-exclusion leaves answered from the
+    /// visitor's stored decisions (a key naming no experience is noted in `decision`); traced
+    /// leaf by leaf when the tracer records steps. Apart from the plain path, as the resolver's
+    /// captured state costs an allocation.
+    private static func resolvingMembership<T: DecisionTracer>(_ index: Int, permanent: Bool, _ data: [String: JSONValue],
+                                                               _ input: borrowing Decider,
+                                                               _ decision: inout ExperienceDecision,
+                                                               tracer: inout T) -> Bool {
+        let installed = input.installed
+        var unresolved: String?
+        func membership(_ key: String) -> Bool? {
+            guard let target = installed.experiencePosition(key: key) else {
+                unresolved = key
+                return nil
+            }
+            return input.stored.hasVariation(forExperience: installed.plans[target].id)
+        }
+        let matched: Bool
+        if T.recordsSteps {
+            let audience = input.config.audiences[index]
+            let outcome = audience.rules?.evaluate(data, membership: membership)
+                ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
+            tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
+            matched = outcome.matched
+        } else {
+            let rules = installed.rules
+            matched = rules.matches(installed.audienceRulesStart + index, rules.input(data), membership: membership)
+        }
+        if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
+        return matched
     }
 }

@@ -8,11 +8,9 @@ package protocol StringHash {
 package enum FNV1a: StringHash {
     @inlinable
     package static func hash(_ string: String) -> UInt64 {
-        string.withBorrowedUTF8 { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in string.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
     }
 }
 

@@ -135,10 +135,8 @@ package final class RuleProgram: Sendable {
     /// `data` read against this program's keys.
     package func input(_ data: [String: JSONValue]) -> RuleInput {
         var input = RuleInput(data: data)
-        var position = data.startIndex
-        while position != data.endIndex {
-            if let number = keys.position(of: data.keys[position]) { input.append(key: Int32(number), data.values[position]) }
-            position = data.index(after: position)
+        for (key, value) in data {
+            if let number = keys.position(of: key) { input.append(key: Int32(number), value) }
         }
         return input
     }

@@ -107,6 +107,12 @@ public struct VisitorData: Sendable, Hashable, Codable {
     package mutating func storeSegmentValues(_ values: ReportValues) -> Bool {
         let stored = segmentsBox?.values ?? [:]
         if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
+        if stored.isEmpty {
+            // Stored as given (``VisitorSegments/storing(_:over:)`` over nothing), into a box
+            // found without building the dictionary when another visitor just stored the same.
+            segmentsBox = SegmentsBox.interned(values)
+            return true
+        }
         return storeSegmentValues(values.dictionary)
     }
 
@@ -300,15 +306,20 @@ private final class SegmentsBox: Sendable {
 
     /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
     /// and devices, so one box serves them all instead of ~130 bytes per visitor. The table is
-    /// split in stripes chosen by the value and the calling thread, so threads storing segments
-    /// neither queue for one lock nor share one box's reference count (a value has at most one
-    /// box per stripe).
+    /// split in stripes by calling thread, so threads storing segments neither queue for one
+    /// lock nor share one box's reference count (a value has at most one box per stripe).
     static func interned(_ value: [String: JSONValue]) -> SegmentsBox {
-        var hasher = Hasher()
-        hasher.combine(value)
-        hasher.combine(currentThreadHash())
-        let stripe = stripes[Int(truncatingIfNeeded: UInt(bitPattern: hasher.finalize())) & (stripes.count - 1)]
-        return stripe.intern(value) ?? SegmentsBox(value)
+        stripe.intern(matching: { $0 == value }, value)
+    }
+
+    /// ``interned(_:)`` for report values read in place.
+    static func interned(_ values: ReportValues) -> SegmentsBox {
+        stripe.intern(matching: { values.equals($0) }, values.dictionary)
+    }
+
+    /// The calling thread's stripe (the hash's high bits are its best mixed).
+    private static var stripe: Interner {
+        stripes[Int(truncatingIfNeeded: currentThreadHash() >> 60) & (stripes.count - 1)]
     }
 
     private static let stripes = (0..<16).map { _ in Interner() }
@@ -316,15 +327,29 @@ private final class SegmentsBox: Sendable {
 
 /// One stripe of the segment box table.
 private final class Interner: Sendable {
-    private let boxes = Locked<[[String: JSONValue]: SegmentsBox]>([:])
+    private struct Table {
+        var boxes: [[String: JSONValue]: SegmentsBox] = [:]
+        /// The box handed out last: the next visitor mostly has the same values, and one
+        /// comparison finds it without hashing the value.
+        var last: SegmentsBox?
+    }
+    private let table = Locked(Table())
 
-    func intern(_ value: [String: JSONValue]) -> SegmentsBox? {
-        boxes.withValue { boxes in
-            if let box = boxes[value] { return box }
-            // Bounded: a flood of distinct values only costs the sharing, never memory.
-            if boxes.count >= 1024 { boxes.removeAll(keepingCapacity: true) }
-            let box = SegmentsBox(value)
-            boxes[value] = box
+    /// The box for `value`; `matches` tells whether a box's values equal it.
+    func intern(matching matches: ([String: JSONValue]) -> Bool, _ value: @autoclosure () -> [String: JSONValue]) -> SegmentsBox {
+        table.withValue { table in
+            if let last = table.last, matches(last.values) { return last }
+            let value = value()
+            let box: SegmentsBox
+            if let known = table.boxes[value] {
+                box = known
+            } else {
+                // Bounded: a flood of distinct values only costs the sharing, never memory.
+                if table.boxes.count >= 1024 { table.boxes.removeAll(keepingCapacity: true) }
+                box = SegmentsBox(value)
+                table.boxes[value] = box
+            }
+            table.last = box
             return box
         }
     }

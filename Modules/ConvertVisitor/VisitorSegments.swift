@@ -202,6 +202,16 @@ package struct ReportValues: Sendable {
     /// The report values as a dictionary.
     package var dictionary: [String: JSONValue] { VisitorSegments.reportValues(in: attributes) }
 
+    /// Whether ``dictionary`` would equal `values`, told without building it.
+    package func equals(_ values: [String: JSONValue]) -> Bool {
+        var count = 0
+        for (key, value) in attributes where VisitorSegments.isReportKey(key) {
+            guard values.member(key) == value else { return false }
+            count += 1
+        }
+        return count == values.count
+    }
+
     /// Whether storing them over `stored` would leave `stored` as it is
     /// (``VisitorSegments/storingChangesNothing(_:over:)``), building no dictionary when so.
     package func storeChangesNothing(over stored: [String: JSONValue]) -> Bool {

@@ -28,6 +28,22 @@ import Testing
             var seen: [String: JSONValue] = [:]
             values.forEach { seen[$0] = $1 }
             #expect(seen == built)
+            for other in Self.attributeSets.map(VisitorSegments.reportValues(in:)) + [built.merging(["country": "DE"]) { $1 }] {
+                #expect(values.equals(other) == (other == built), "\(attributes) against \(other)")
+            }
+        }
+    }
+
+    @Test func newVisitorsStoringTheSameOrOtherValuesInTurnKeepTheirOwn() {
+        // Stored one after another on one thread, as a server stores its visitors.
+        for round in 0..<3 {
+            for attributes in Self.attributeSets + Self.attributeSets.reversed() {
+                guard let values = ReportValues(of: attributes) else { continue }
+                var data = VisitorData()
+                let changed = data.storeSegmentValues(values)
+                #expect(changed)
+                #expect(data.segmentValues == values.dictionary, "round \(round): \(attributes)")
+            }
         }
     }
 
