@@ -8,7 +8,8 @@ import ConvertVisitor
 /// visitor may have stored first), whether it is new, the locations it activated and
 /// deactivated (bits over the plan's location positions), and the visitor's segments.
 struct RecordedDecision {
-    var variation: Variation?
+    /// The index of the variation in the plan's variations.
+    var variationIndex: Int?
     /// The visitor's data after the store was written; `nil` when nothing was written.
     var data: VisitorData?
     var isNew = false
@@ -20,8 +21,7 @@ struct RecordedDecision {
 extension Decider {
     /// Stores, tracks and announces what a decision found; returns the variation that holds and
     /// the data stored.
-    func record(_ decision: ExperienceDecision, _ position: Int, enableTracking: Bool) -> RecordedDecision {
-        let plan = installed.plans[position]
+    func record(_ decision: ExperienceDecision, _ plan: ExperiencePlan, enableTracking: Bool) -> RecordedDecision {
         let events = runtime.events
         let listening = snapshot.listening
         if decision.matchedAudiences != 0 {
@@ -34,27 +34,26 @@ extension Decider {
         // Checked against what was read first, so an unchanged visitor costs no store write.
         let expected = Self.locationChanges(decision, plan, locationKeys, stored)
         guard decision.isNew || expected.activate | expected.deactivate != 0 else {
-            return RecordedDecision(variation: decision.variation)
+            return RecordedDecision(variationIndex: decision.variationIndex)
         }
 
         let tracks = enableTracking && snapshot.trackingEnabled
         let recorded = runtime.ports.visitorStore.update(key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
-            var outcome = RecordedDecision(variation: decision.variation)
+            var outcome = RecordedDecision(variationIndex: decision.variationIndex)
             for (bitPosition, index) in plan.locationIndexes.enumerated() where bitPosition < 64 {
                 let bit: UInt64 = 1 << UInt64(bitPosition)
                 if changes.activate & bit != 0, data.insertLocation(locationKeys[index]) { outcome.activated |= bit }
                 if changes.deactivate & bit != 0, data.removeLocation(locationKeys[index]) { outcome.deactivated |= bit }
             }
-            if decision.isNew, let fresh = decision.variation, let freshIndex = decision.variationIndex {
+            if decision.isNew, let freshIndex = decision.variationIndex {
                 if let existing = data.variation(forExperience: plan.id),
                    existing != stored.variation(forExperience: plan.id),
                    let kept = plan.variationIndex(of: existing) {
-                    outcome.variation = plan.variationModels[kept]
+                    outcome.variationIndex = kept
                 } else {
                     data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
-                    outcome.variation = fresh
                     outcome.isNew = true
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
@@ -64,7 +63,8 @@ extension Decider {
             return outcome
         }
         announceLocations(recorded, plan, listening: listening)
-        if recorded.isNew, let variation = recorded.variation {
+        if recorded.isNew, let index = recorded.variationIndex {
+            let variation = plan.variationModels[index]
             if tracks {
                 let event = TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,

@@ -123,19 +123,19 @@ struct Decider: ~Copyable {
         }
         var tracer = SilentTracer()
         readStored()
-        let decision = DecisionEngine.decide(position, self, tracer: &tracer)
+        let decision = DecisionEngine.decide(plan, self, tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
             runtime.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
-        var variation = decision.variation
+        var index = decision.variationIndex
         if snapshot.preview == nil {
-            let recorded = record(decision, position, enableTracking: enableTracking)
-            variation = recorded.variation
+            let recorded = record(decision, plan, enableTracking: enableTracking)
+            index = recorded.variationIndex
             if let data = recorded.data { stored = data }
         }
-        guard let variation else { return (nil, decision) }
-        return (BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
-                                  isPreview: false), decision)
+        guard let index else { return (nil, decision) }
+        return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[index],
+                                  isStored: !decision.isNew, isPreview: false), decision)
     }
 
     /// How the experience at `position` would be decided, check by check, storing, tracking and
@@ -155,10 +155,10 @@ struct Decider: ~Copyable {
         }
         var tracer = RecordingTracer()
         readStored()
-        let decision = DecisionEngine.decide(position, self, tracer: &tracer)
+        let decision = DecisionEngine.decide(plan, self, tracer: &tracer)
+        let variation = decision.variation(in: plan)
         return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId, steps: tracer.steps,
-                             reason: decision.reason, variationId: decision.variation?.id,
-                             variationKey: decision.variation?.key)
+                             reason: decision.reason, variationId: variation?.id, variationKey: variation?.key)
     }
 
     /// The variation a QA override forces for this visitor, when it names one of the experience's.

@@ -36,8 +36,8 @@ extension Decider {
 /// What deciding found, before any side effect.
 struct ExperienceDecision {
     var reason: DecisionReason
-    var variation: Variation?
-    /// The index of ``variation`` in the experience's variations.
+    /// The index of the variation in the experience's variations, `nil` for none (an index,
+    /// not the variation: copying a variation writes to its shared reference count).
     var variationIndex: Int?
     /// True when the variation is new and must be stored and tracked.
     var isNew = false
@@ -55,13 +55,17 @@ struct ExperienceDecision {
     var unresolvedExperienceKeys: [String] = []
 }
 
+extension ExperienceDecision {
+    /// The variation found, from `plan` (the experience decided).
+    func variation(in plan: ExperiencePlan) -> Variation? { variationIndex.map { plan.variationModels[$0] } }
+}
+
 /// The decision pipeline of SPEC §4 as a pure function: filters, stored decision, locations,
 /// audiences, segments, bucketing. It reads its input and reports; the caller stores, tracks
 /// and announces.
 enum DecisionEngine {
-    static func decide<T: DecisionTracer>(_ position: Int, _ input: borrowing Decider, tracer: inout T) -> ExperienceDecision {
+    static func decide<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, tracer: inout T) -> ExperienceDecision {
         let installed = input.installed
-        let plan = installed.plans[position]
         if plan.archived {
             tracer.record(.archived)
             return ExperienceDecision(reason: .archived)
@@ -95,7 +99,6 @@ enum DecisionEngine {
         }
         if let storedIndex {
             decision.reason = .storedDecision
-            decision.variation = plan.variationModels[storedIndex]
             decision.variationIndex = storedIndex
             return decision
         }
@@ -108,7 +111,6 @@ enum DecisionEngine {
         guard let range, plan.rangeVariations[range] >= 0 else { return decision }
         let index = plan.rangeVariations[range]
         decision.reason = .bucketed
-        decision.variation = plan.variationModels[index]
         decision.variationIndex = index
         decision.isNew = true
         return decision
