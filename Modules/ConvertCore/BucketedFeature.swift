@@ -15,24 +15,82 @@ public struct BucketedFeature: Sendable, Hashable {
         case enabled, disabled
     }
 
+    // One shared immutable box: a feature's results are built when a config is installed, one
+    // per carrier variation, so handing one out costs one retain instead of one per field.
+    private final class Storage: Sendable {
+        let key: String
+        let id: String?
+        let name: String?
+        let status: Status
+        let experienceId: String?
+        let experienceKey: String?
+        let variationId: String?
+        let variationKey: String?
+        let variables: [String: JSONValue]
+
+        init(key: String, id: String?, name: String?, status: Status, experienceId: String?, experienceKey: String?,
+             variationId: String?, variationKey: String?, variables: [String: JSONValue]) {
+            self.key = key
+            self.id = id
+            self.name = name
+            self.status = status
+            self.experienceId = experienceId
+            self.experienceKey = experienceKey
+            self.variationId = variationId
+            self.variationKey = variationKey
+            self.variables = variables
+        }
+    }
+
+    private let storage: Storage
+
+    init(key: String, id: String?, name: String?, status: Status, experienceId: String?, experienceKey: String?,
+         variationId: String?, variationKey: String?, variables: [String: JSONValue]) {
+        storage = Storage(key: key, id: id, name: name, status: status, experienceId: experienceId,
+                          experienceKey: experienceKey, variationId: variationId, variationKey: variationKey,
+                          variables: variables)
+    }
+
     /// The feature key asked for.
-    public let key: String
+    public var key: String { storage.key }
     /// The feature id, `nil` when the key names no feature.
-    public let id: String?
+    public var id: String? { storage.id }
     /// The feature's name.
-    public let name: String?
+    public var name: String? { storage.name }
     /// Whether the feature is on for the visitor.
-    public let status: Status
+    public var status: Status { storage.status }
     /// The experience and variation that switched the feature on.
-    public let experienceId: String?
+    public var experienceId: String? { storage.experienceId }
     /// The key of that experience.
-    public let experienceKey: String?
+    public var experienceKey: String? { storage.experienceKey }
     /// The id of the variation that carries the feature.
-    public let variationId: String?
+    public var variationId: String? { storage.variationId }
     /// The key of that variation.
-    public let variationKey: String?
+    public var variationKey: String? { storage.variationKey }
     /// The variables, cast to their declared types unless casting was switched off.
-    public let variables: [String: JSONValue]
+    public var variables: [String: JSONValue] { storage.variables }
+
+    /// Whether two results are the same feature, status, carrier and variables.
+    public static func == (lhs: BucketedFeature, rhs: BucketedFeature) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.key == rhs.key && lhs.id == rhs.id && lhs.name == rhs.name && lhs.status == rhs.status
+                && lhs.experienceId == rhs.experienceId && lhs.experienceKey == rhs.experienceKey
+                && lhs.variationId == rhs.variationId && lhs.variationKey == rhs.variationKey
+                && lhs.variables == rhs.variables)
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(id)
+        hasher.combine(name)
+        hasher.combine(status)
+        hasher.combine(experienceId)
+        hasher.combine(experienceKey)
+        hasher.combine(variationId)
+        hasher.combine(variationKey)
+        hasher.combine(variables)
+    }
 
     /// Whether ``status`` is ``Status/enabled``.
     public var isEnabled: Bool { status == .enabled }

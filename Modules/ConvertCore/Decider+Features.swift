@@ -57,7 +57,6 @@ extension Decider {
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
-            let experience = installed.plans[index]
             let variation: BucketedVariation?
             if details != nil {
                 let detail = decided.details[index] ?? detail(position: index, enableTracking: enableTracking)
@@ -71,22 +70,19 @@ extension Decider {
                 decided.remember(index, variation)
             }
             guard let variation else { continue }
-            let variables: [String: JSONValue]
-            if let known = plan.variables(carrier: carrier, variation.variation, typeCasting: typeCasting) {
+            if let known = plan.result(carrier: carrier, variation.variation, typeCasting: typeCasting) {
                 guard let known else { continue }
-                variables = known
-            } else {
-                // A variation the config does not list for this carrier (none today): cast it here.
-                let feature = installed.config.features[position]
-                guard let change = variation.variation.featureChange(featureId: feature.id) else { continue }
-                variables = typeCasting ? FeatureCasting.cast(change.variables, feature) : change.variables
+                return known
             }
+            // A variation the config does not list for this carrier (none today): built here.
+            let feature = installed.config.features[position], experience = installed.plans[index]
+            guard let change = variation.variation.featureChange(featureId: feature.id) else { continue }
             return BucketedFeature(key: plan.key, id: plan.id, name: plan.name, status: .enabled,
                                    experienceId: experience.experienceId, experienceKey: experience.key,
-                                   variationId: variation.id, variationKey: variation.key, variables: variables)
+                                   variationId: variation.id, variationKey: variation.key,
+                                   variables: typeCasting ? FeatureCasting.cast(change.variables, feature) : change.variables)
         }
-        return BucketedFeature(key: plan.key, id: plan.id, name: plan.name, status: .disabled, experienceId: nil,
-                               experienceKey: nil, variationId: nil, variationKey: nil, variables: [:])
+        return plan.disabled
     }
 
     /// The feature as a QA override forces it for this visitor, if one does.

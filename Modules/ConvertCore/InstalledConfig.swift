@@ -77,9 +77,9 @@ final class InstalledConfig: Sendable {
     }
 }
 
-/// A feature's carrier experiences and, for each carrier's variations, the variables the
-/// variation gives the feature already cast to their declared types: casting is a function of
-/// the config alone, so it is done once when the config is installed.
+/// A feature's carrier experiences and, for each carrier's variations, the result the variation
+/// gives the feature, its variables already cast to their declared types: a result is a
+/// function of the config alone, so it is built once when the config is installed.
 // A class: a call reads its fields through one reference instead of copying them.
 final class FeaturePlan: Sendable {
     /// The feature's own fields a result names, so resolving it copies no `Feature`.
@@ -88,9 +88,11 @@ final class FeaturePlan: Sendable {
     let name: String?
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
     let carriers: [Int]
-    /// Parallel to `carriers`: each variation of the carrier, with its change for the feature
-    /// (`nil` when it has none) raw and cast.
-    let variations: [[(variation: Variation, raw: [String: JSONValue]?, cast: [String: JSONValue]?)]]
+    /// Parallel to `carriers`: each variation of the carrier with the result it gives (`nil`
+    /// when it has no change for the feature), with raw and with cast variables.
+    let variations: [[(variation: Variation, raw: BucketedFeature?, cast: BucketedFeature?)]]
+    /// The result when no carrier switches the feature on.
+    let disabled: BucketedFeature
 
     init(_ feature: Feature, _ config: ProjectConfig) {
         key = feature.key
@@ -98,16 +100,26 @@ final class FeaturePlan: Sendable {
         name = feature.name
         carriers = config.carrierIndexes(featureId: feature.id)
         variations = carriers.map { position in
-            config.experiences[position].variations.map { variation in
-                let raw = variation.featureChange(featureId: feature.id)?.variables
-                return (variation, raw, raw.map { FeatureCasting.cast($0, feature) })
+            let experience = config.experiences[position]
+            return experience.variations.map { variation in
+                guard let raw = variation.featureChange(featureId: feature.id)?.variables else { return (variation, nil, nil) }
+                func result(_ variables: [String: JSONValue]) -> BucketedFeature {
+                    BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .enabled,
+                                    experienceId: experience.id, experienceKey: experience.key, variationId: variation.id,
+                                    variationKey: variation.key, variables: variables)
+                }
+                return (variation, result(raw), result(FeatureCasting.cast(raw, feature)))
             }
         }
+        disabled = BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .disabled,
+                                   experienceId: nil, experienceKey: nil, variationId: nil, variationKey: nil,
+                                   variables: [:])
     }
 
-    /// The feature's variables as `variation` of carrier `carrier` gives them (`nil`: it does
-    /// not switch the feature on); `typeCasting` picks the cast or the raw values.
-    func variables(carrier: Int, _ variation: Variation, typeCasting: Bool) -> [String: JSONValue]?? {
+    /// The result `variation` of carrier `carrier` gives (`.some(nil)`: it does not switch the
+    /// feature on; `nil`: the carrier lists no such variation); `typeCasting` picks the cast or
+    /// the raw variables.
+    func result(carrier: Int, _ variation: Variation, typeCasting: Bool) -> BucketedFeature?? {
         for entry in variations[carrier] where entry.variation == variation {
             return .some(typeCasting ? entry.cast : entry.raw)
         }
