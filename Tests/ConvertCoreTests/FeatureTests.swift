@@ -87,6 +87,21 @@ import Testing
         }
     }
 
+    @Test func resultsCompareByTheirFieldsAcrossInstalledConfigs() async throws {
+        let first = try await started(), second = try await started()
+        var seen: Set<BucketedFeature> = []
+        var variations: Set<String> = []
+        for i in 0..<12 {
+            let a = qualifyingContext(first, "equal-\(i)").feature("feature-1")
+            let b = qualifyingContext(second, "equal-\(i)").feature("feature-1")
+            #expect(a == b && a.hashValue == b.hashValue, "the same result from two SDKs")
+            seen.insert(a)
+            variations.insert(a.variationId ?? "")
+        }
+        #expect(seen.count == variations.count, "results with other variations differ")
+        #expect(variations.count == 2)
+    }
+
     @Test func stringTypedVariablesAreCastTheJavaScriptWay() async throws {
         let harness = try await started(.jsSDKTestConfig)
         var enabled: [String: BucketedFeature] = [:]
