@@ -7,7 +7,7 @@ import ConvertRules
 /// let feature = await context.runFeature("new-checkout")
 /// if feature.isEnabled, let color = feature.string("button-color") { apply(color) }
 /// ```
-public struct BucketedFeature: Sendable, Hashable {
+public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
     /// On or off.
     public enum Status: String, Sendable, Hashable, Codable {
         /// `enabled` when a bucketed variation carries the feature, else `disabled` (with no
@@ -77,6 +77,15 @@ public struct BucketedFeature: Sendable, Hashable {
                 && lhs.experienceId == rhs.experienceId && lhs.experienceKey == rhs.experienceKey
                 && lhs.variationId == rhs.variationId && lhs.variationKey == rhs.variationKey
                 && lhs.variables == rhs.variables)
+    }
+
+    /// The fields, for `print`, `dump` and the debugger (the box behind them is not shown).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["key": key, "id": id as Any, "name": name as Any, "status": status,
+                                "experienceId": experienceId as Any, "experienceKey": experienceKey as Any,
+                                "variationId": variationId as Any, "variationKey": variationKey as Any,
+                                "variables": variables],
+               displayStyle: .struct)
     }
 
     /// Hashes what ``==`` compares.

@@ -179,9 +179,10 @@ public final class ConvertContext: Sendable {
     /// Whether a preview is set.
     public var isPreviewing: Bool { state.withValue { $0.preview != nil } }
 
-    /// What one call reads of the context, and the visitor's data as the call last saw it. A
-    /// class made for each call and kept by that call alone: handing it from the context to the
-    /// decider and the engine moves one reference, not a dozen.
+    /// What one call reads of the context and the SDK, the visitor's data prefetched at the
+    /// context's creation, and the location answers the call's decisions share. A class made for
+    /// each call and kept by that call alone: handing it from the context to the decider and the
+    /// engine moves one reference, not a dozen.
     final class Snapshot {
         let attributes: [String: JSONValue]
         let locationProperties: [String: JSONValue]

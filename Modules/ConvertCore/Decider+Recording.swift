@@ -19,8 +19,8 @@ struct RecordedDecision {
 }
 
 extension Decider {
-    /// Stores, tracks and announces what a decision found; returns the variation that holds and
-    /// the data stored.
+    /// Stores, tracks and announces what a decision found; returns the index of the variation
+    /// that holds and the data stored.
     func record(_ decision: ExperienceDecision, _ plan: ExperiencePlan, enableTracking: Bool) -> RecordedDecision {
         let events = runtime.events
         let listening = snapshot.listening

@@ -60,9 +60,9 @@ extension ExperienceDecision {
     func variation(in plan: ExperiencePlan) -> Variation? { variationIndex.map { plan.variationModels[$0] } }
 }
 
-/// The decision pipeline of SPEC §4 as a pure function: filters, stored decision, locations,
-/// audiences, segments, bucketing. It reads its input and reports; the caller stores, tracks
-/// and announces.
+/// The decision pipeline of SPEC §4: filters, stored decision, locations, audiences, segments,
+/// bucketing. It reads the decider and reports; the caller stores, tracks and announces. The
+/// only thing it writes is the call's memo of location answers, in the snapshot.
 enum DecisionEngine {
     static func decide<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, tracer: inout T) -> ExperienceDecision {
         let installed = input.installed

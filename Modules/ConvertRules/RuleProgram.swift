@@ -216,7 +216,8 @@ package final class RuleProgram: Sendable {
 }
 
 /// The answers of a ``RuleProgram``'s first 64 rule sets for one input, as far as they were
-/// asked: a call deciding several experiences matches each location once.
+/// asked: a call deciding several experiences matches each location once. A memo belongs to one
+/// program and one input (it records neither): keep it no longer than both.
 package struct RuleMemo {
     private var known: UInt64 = 0
     private var holds: UInt64 = 0

@@ -306,20 +306,31 @@ private final class SegmentsBox: Sendable {
 
     /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
     /// and devices, so one box serves them all instead of ~130 bytes per visitor. The table is
-    /// split in stripes by calling thread, so threads storing segments neither queue for one
-    /// lock nor share one box's reference count (a value has at most one box per stripe).
+    /// split in stripes chosen by the value and the calling thread, so threads storing segments
+    /// neither queue for one lock nor share one box's reference count (a value has at most one
+    /// box per stripe). The calling thread's own stripe remembers the box it handed out last:
+    /// the next visitor mostly has the same values, found there without hashing them.
     static func interned(_ value: [String: JSONValue]) -> SegmentsBox {
-        stripe.intern(matching: { $0 == value }, value)
+        interned(matching: { $0 == value }, value)
     }
 
     /// ``interned(_:)`` for report values read in place.
     static func interned(_ values: ReportValues) -> SegmentsBox {
-        stripe.intern(matching: { values.equals($0) }, values.dictionary)
+        interned(matching: { values.equals($0) }, values.dictionary)
     }
 
-    /// The calling thread's stripe (the hash's high bits are its best mixed).
-    private static var stripe: Interner {
-        stripes[Int(truncatingIfNeeded: currentThreadHash() >> 60) & (stripes.count - 1)]
+    private static func interned(matching matches: ([String: JSONValue]) -> Bool,
+                                 _ value: @autoclosure () -> [String: JSONValue]) -> SegmentsBox {
+        let thread = currentThreadHash()
+        let home = stripes[Int(truncatingIfNeeded: thread >> 60) & (stripes.count - 1)]
+        if let last = home.last(matching: matches) { return last }
+        let value = value()
+        var hasher = Hasher()
+        hasher.combine(value)
+        hasher.combine(thread)
+        let box = stripes[Int(truncatingIfNeeded: UInt(bitPattern: hasher.finalize())) & (stripes.count - 1)].intern(value)
+        home.remember(box)
+        return box
     }
 
     private static let stripes = (0..<16).map { _ in Interner() }
@@ -329,27 +340,28 @@ private final class SegmentsBox: Sendable {
 private final class Interner: Sendable {
     private struct Table {
         var boxes: [[String: JSONValue]: SegmentsBox] = [:]
-        /// The box handed out last: the next visitor mostly has the same values, and one
-        /// comparison finds it without hashing the value.
+        /// The box last handed out to a thread whose stripe this is.
         var last: SegmentsBox?
     }
     private let table = Locked(Table())
 
-    /// The box for `value`; `matches` tells whether a box's values equal it.
-    func intern(matching matches: ([String: JSONValue]) -> Bool, _ value: @autoclosure () -> [String: JSONValue]) -> SegmentsBox {
+    /// The box last handed out here, when `matches` says its values are the ones wanted.
+    func last(matching matches: ([String: JSONValue]) -> Bool) -> SegmentsBox? {
+        table.withValue { table in table.last.flatMap { matches($0.values) ? $0 : nil } }
+    }
+
+    func remember(_ box: SegmentsBox) {
+        table.withValue { $0.last = box }
+    }
+
+    /// The box for `value`.
+    func intern(_ value: [String: JSONValue]) -> SegmentsBox {
         table.withValue { table in
-            if let last = table.last, matches(last.values) { return last }
-            let value = value()
-            let box: SegmentsBox
-            if let known = table.boxes[value] {
-                box = known
-            } else {
-                // Bounded: a flood of distinct values only costs the sharing, never memory.
-                if table.boxes.count >= 1024 { table.boxes.removeAll(keepingCapacity: true) }
-                box = SegmentsBox(value)
-                table.boxes[value] = box
-            }
-            table.last = box
+            if let box = table.boxes[value] { return box }
+            // Bounded: a flood of distinct values only costs the sharing, never memory.
+            if table.boxes.count >= 1024 { table.boxes.removeAll(keepingCapacity: true) }
+            let box = SegmentsBox(value)
+            table.boxes[value] = box
             return box
         }
     }

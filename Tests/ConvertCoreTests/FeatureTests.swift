@@ -102,6 +102,16 @@ import Testing
         #expect(variations.count == 2)
     }
 
+    @Test func printingAResultShowsItsFields() async throws {
+        let feature = qualifyingContext(try await started(), "printed").feature("feature-1")
+        let labels = Mirror(reflecting: feature).children.map(\.label)
+        #expect(labels == ["key", "id", "name", "status", "experienceId", "experienceKey", "variationId", "variationKey",
+                           "variables"])
+        let printed = String(describing: feature)
+        #expect(printed.hasPrefix("BucketedFeature(key: \"feature-1\""), "\(printed)")
+        #expect(printed.contains("variationId: Optional(\"\(feature.variationId ?? "")\")"), "\(printed)")
+    }
+
     @Test func stringTypedVariablesAreCastTheJavaScriptWay() async throws {
         let harness = try await started(.jsSDKTestConfig)
         var enabled: [String: BucketedFeature] = [:]
