@@ -17,7 +17,7 @@ public final class ConvertContext: Sendable {
     /// The visitor this context decides for.
     public let visitorId: String
     /// What the context's calls change, behind a lock of its own.
-    private let state: Locked<State>
+    private let state: InlineLocked<State>
 
     private struct State {
         var attributes: [String: JSONValue]
@@ -74,18 +74,19 @@ public final class ConvertContext: Sendable {
         creationSegments = preview != nil || visitorIdProblem != nil ? nil : ReportValues(of: attributes)
         guard let creationSegments, !deferringSegments else {
             creationSegmentsDeferred = creationSegments != nil
-            state = Locked(State(attributes: attributes, preview: preview))
+            state = InlineLocked(State(attributes: attributes, preview: preview))
             return
         }
         let (generation, decision) = runtime.decisionSnapshot(visitorHash)
         guard let installed = decision.fields.installed else {
             creationSegmentsDeferred = true
-            state = Locked(State(attributes: attributes, preview: preview, decision: decision, generation: generation))
+            state = InlineLocked(State(attributes: attributes, preview: preview, decision: decision,
+                                                generation: generation))
             return
         }
         creationSegmentsDeferred = false
         // Built in one expression, so the state is moved into its lock rather than copied.
-        state = Locked(State(attributes: attributes, preview: preview, creationSegmentsStored: true,
+        state = InlineLocked(State(attributes: attributes, preview: preview, creationSegmentsStored: true,
                              prefetched: (installed.namespaceHash,
                                           Self.store(creationSegments, runtime,
                                                      installed.visitorKey(visitorId, visitorHash: visitorHash))),

@@ -302,3 +302,28 @@ enum MemoryVisitorIdStoreFactory {
         #expect((0..<64).allSatisfy { n in stripes.read(UInt64(n) << 7) { $0 == "new" } })
     }
 }
+
+@Suite struct InlineLockedTests {
+    @Test func itsCriticalSectionsAreSerialized() {
+        let counter = InlineLocked(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<10_000 { counter.withValue { $0 += 1 } }
+        }
+        #expect(counter.withValue { $0 } == 80_000)
+    }
+
+    @Test func itReleasesItsValueWithItself() {
+        final class Watched: Sendable {
+            let gone: @Sendable () -> Void
+            init(_ gone: @escaping @Sendable () -> Void) { self.gone = gone }
+            deinit { gone() }
+        }
+        let released = InlineLocked(false)
+        do {
+            let lock = InlineLocked([Watched { released.withValue { $0 = true } }])
+            #expect(lock.withValue { $0.count } == 1)
+            #expect(released.withValue { $0 } == false)
+        }
+        #expect(released.withValue { $0 } == true, "the value went with the lock, moved in rather than copied")
+    }
+}
