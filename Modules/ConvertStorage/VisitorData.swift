@@ -95,6 +95,11 @@ public struct VisitorData: Sendable, Hashable, Codable {
     package mutating func storeSegmentValues(_ values: [String: JSONValue]) -> Bool {
         let stored = segmentsBox?.values ?? [:]
         if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
+        return store(merging: values, over: stored)
+    }
+
+    /// Stores `values` merged over `stored` (the values now stored); whether that changed them.
+    private mutating func store(merging values: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
         let merged = VisitorSegments.storing(values, over: stored)
         guard merged != stored else { return false }
         segmentValues = merged
@@ -113,7 +118,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
             segmentsBox = SegmentsBox.interned(values)
             return true
         }
-        return storeSegmentValues(values.dictionary)
+        return store(merging: values.dictionary, over: stored)
     }
 
     /// The variation id stored for an experience id.

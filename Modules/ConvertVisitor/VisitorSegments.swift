@@ -211,11 +211,4 @@ package struct ReportValues: Sendable {
         }
         return count == values.count
     }
-
-    /// Whether storing them over `stored` would leave `stored` as it is
-    /// (``VisitorSegments/storingChangesNothing(_:over:)``), building no dictionary when so.
-    package func storeChangesNothing(over stored: [String: JSONValue]) -> Bool {
-        allSatisfy { VisitorSegments.storesAsIs($0, $1, in: stored) }
-            || VisitorSegments.storingChangesNothing(dictionary, over: stored)
-    }
 }

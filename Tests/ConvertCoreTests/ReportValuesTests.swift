@@ -55,11 +55,11 @@ import Testing
         for attributes in Self.attributeSets {
             guard let values = ReportValues(of: attributes) else { continue }
             for old in stored {
-                #expect(values.storeChangesNothing(over: old)
-                        == VisitorSegments.storingChangesNothing(values.dictionary, over: old), "\(attributes) over \(old)")
                 var viaValues = VisitorData(bucketing: [:], segmentValues: old)
                 var viaDictionary = viaValues
                 let changed = viaValues.storeSegmentValues(values)
+                #expect(!changed == VisitorSegments.storingChangesNothing(values.dictionary, over: old),
+                        "\(attributes) over \(old)")
                 #expect(changed == viaDictionary.storeSegmentValues(values.dictionary))
                 #expect(viaValues == viaDictionary)
             }

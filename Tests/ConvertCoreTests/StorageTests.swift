@@ -208,36 +208,32 @@ enum MemoryVisitorIdStoreFactory {
         // an array; at every size it must equal (and hash as) the same data built in one go.
         var data = VisitorData()
         var bucketing: [String: String] = [:], goals: Set<String> = [], locations: Set<String> = []
-        for i in 0..<12 {
+        // Entry `i` added (or removed) both in `data` and in what it is expected to equal.
+        func change(_ i: Int, adding: Bool) -> VisitorData {
+            func change(_ set: inout Set<String>, _ element: String) {
+                if adding { set.insert(element) } else { set.remove(element) }
+            }
             switch i % 3 {
             case 0:
-                data.bucketing["grow-e\(i)"] = "grow-v\(i)"
-                bucketing["grow-e\(i)"] = "grow-v\(i)"
+                data.bucketing["grow-e\(i)"] = adding ? "grow-v\(i)" : nil
+                bucketing["grow-e\(i)"] = adding ? "grow-v\(i)" : nil
             case 1:
-                data.goals.insert("grow-g\(i)")
-                goals.insert("grow-g\(i)")
+                change(&data.goals, "grow-g\(i)")
+                change(&goals, "grow-g\(i)")
             default:
-                data.locations.insert("grow-l\(i)")
-                locations.insert("grow-l\(i)")
+                change(&data.locations, "grow-l\(i)")
+                change(&locations, "grow-l\(i)")
             }
-            let expected = VisitorData(bucketing: bucketing, goals: goals, locations: locations)
+            return VisitorData(bucketing: bucketing, goals: goals, locations: locations)
+        }
+        for i in 0..<12 {
+            let expected = change(i, adding: true)
             #expect(data == expected)
             #expect(data.hashValue == expected.hashValue)
             #expect(data.bucketing == bucketing && data.goals == goals && data.locations == locations)
         }
         for i in 0..<12 {
-            switch i % 3 {
-            case 0:
-                data.bucketing["grow-e\(i)"] = nil
-                bucketing["grow-e\(i)"] = nil
-            case 1:
-                data.goals.remove("grow-g\(i)")
-                goals.remove("grow-g\(i)")
-            default:
-                data.locations.remove("grow-l\(i)")
-                locations.remove("grow-l\(i)")
-            }
-            let expected = VisitorData(bucketing: bucketing, goals: goals, locations: locations)
+            let expected = change(i, adding: false)
             #expect(data == expected)
             #expect(data.hashValue == expected.hashValue)
             #expect(data.variationId(forExperienceId: "grow-e\(i)") == nil)
