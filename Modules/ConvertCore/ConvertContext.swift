@@ -197,9 +197,9 @@ public final class ConvertContext: Sendable {
         /// The system events that have listeners (``SystemEventHub`` mask).
         var listening: UInt32 { decision.fields.listening }
         /// The SDK's hooks, then the context's.
-        var hooks: [any EvaluationHook]
+        let hooks: [any EvaluationHook]
         /// Whether tracking is on for the SDK (configuration and runtime switch).
-        var trackingEnabled = true
+        let trackingEnabled: Bool
         /// The visitor's data in `prefetchedNamespace` as storing the creation segments left it,
         /// for the context's first call (taken by its decider).
         var prefetched: VisitorData?
@@ -207,26 +207,32 @@ public final class ConvertContext: Sendable {
         /// The config's locations as the call's decisions matched them so far.
         var locations = RuleMemo()
 
+        /// - Parameters:
+        ///   - hooks: the context's own hooks, run after the SDK's.
+        ///   - networkTracking: the configuration's switch, under the runtime's.
         init(attributes: [String: JSONValue], locationProperties: [String: JSONValue], preview: PreviewTarget?,
-             decision: SDKRuntime.PublishedState, hooks: [any EvaluationHook], prefetched: VisitorData?,
-             prefetchedNamespace: UInt64) {
+             decision: SDKRuntime.PublishedState, hooks: [any EvaluationHook], networkTracking: Bool,
+             prefetched: VisitorData?, prefetchedNamespace: UInt64) {
             self.attributes = attributes
             self.locationProperties = locationProperties
             self.preview = preview
             self.decision = decision
-            self.hooks = hooks
+            self.hooks = decision.fields.hooks.isEmpty ? hooks : decision.fields.hooks + hooks
+            trackingEnabled = networkTracking && decision.fields.trackingEnabled
             self.prefetched = prefetched
             self.prefetchedNamespace = prefetchedNamespace
         }
     }
 
-    private static func takeSnapshot(_ state: inout State, _ decision: SDKRuntime.PublishedState) -> Snapshot {
+    private static func takeSnapshot(_ state: inout State, _ decision: SDKRuntime.PublishedState,
+                                     networkTracking: Bool) -> Snapshot {
         let attributes = state.visitorProperties.isEmpty ? state.attributes
             : JSONValue.deepMerging(state.visitorProperties, state.attributes)
-        let prefetched = state.prefetched.take()
+        var prefetched: VisitorData?, namespace: UInt64 = 0
+        if let taken = state.prefetched.take() { (namespace, prefetched) = taken }
         return Snapshot(attributes: attributes, locationProperties: state.locationProperties, preview: state.preview,
-                        decision: decision, hooks: state.hooks, prefetched: prefetched?.data,
-                        prefetchedNamespace: prefetched?.namespaceHash ?? 0)
+                        decision: decision, hooks: state.hooks, networkTracking: networkTracking,
+                        prefetched: prefetched, prefetchedNamespace: namespace)
     }
 
     /// Deep-merges `values` into the properties kept under the attributes.
@@ -275,6 +281,7 @@ public final class ConvertContext: Sendable {
         }
         let generation = runtime.changes.value
         let runtime = self.runtime, hash = visitorHash, deferred = creationSegmentsDeferred
+        let networkTracking = runtime.configuration.networkTracking
         let (decision, taken, storeSegments) = state.withValue { state -> (SDKRuntime.PublishedState, Snapshot?, Bool) in
             let decision: SDKRuntime.PublishedState
             if let known = state.decision, state.generation == generation {
@@ -287,15 +294,13 @@ public final class ConvertContext: Sendable {
             guard decision.fields.installed != nil else { return (decision, nil, false) }
             let storeSegments = recording && deferred && !state.creationSegmentsStored
             if storeSegments { state.creationSegmentsStored = true }
-            return (decision, Self.takeSnapshot(&state, decision), storeSegments)
+            return (decision, Self.takeSnapshot(&state, decision, networkTracking: networkTracking), storeSegments)
         }
         guard let installed = decision.fields.installed, let snapshot = taken else {
             runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return .refused(.notReady)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        snapshot.trackingEnabled = runtime.configuration.networkTracking && decision.fields.trackingEnabled
-        if !decision.fields.hooks.isEmpty { snapshot.hooks = decision.fields.hooks + snapshot.hooks }
         return .ready(installed, snapshot)
     }
 }

@@ -69,24 +69,16 @@ extension Decider {
                 variation = decide(position: index, enableTracking: enableTracking)
                 decided.remember(index, variation)
             }
-            guard let variation else { continue }
-            if let known = plan.result(carrier: carrier, variation.variation, typeCasting: typeCasting) {
-                guard let known else { continue }
-                return known
+            if let variation, let result = plan.result(carrier: carrier, variation.variation, typeCasting: typeCasting) {
+                return result
             }
-            // A variation the config does not list for this carrier (none today): built here.
-            let feature = installed.config.features[position], experience = installed.plans[index]
-            guard let change = variation.variation.featureChange(featureId: feature.id) else { continue }
-            return BucketedFeature(key: plan.key, id: plan.id, name: plan.name, status: .enabled,
-                                   experienceId: experience.experienceId, experienceKey: experience.key,
-                                   variationId: variation.id, variationKey: variation.key,
-                                   variables: typeCasting ? FeatureCasting.cast(change.variables, feature) : change.variables)
         }
         return plan.disabled
     }
 
     /// The feature as a QA override forces it for this visitor, if one does.
-    private func forcedFeature(_ feature: FeaturePlan) -> BucketedFeature? {
+    private func forcedFeature(_ plan: FeaturePlan) -> BucketedFeature? {
+        let feature = plan.disabled
         guard let forced = snapshot.overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
         return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: forced.enabled ? .enabled : .disabled,
                                experienceId: nil, experienceKey: nil, variationId: nil, variationKey: nil,

@@ -172,8 +172,10 @@ enum DecisionEngine {
                                                          tracer: inout T) -> Bool {
         let indexes = plan.audienceIndexes
         guard !indexes.isEmpty else { return true }
-        let installed = input.installed
+        let installed = input.installed, rules = installed.rules
         var checked = 0, matched = 0
+        // The audience data read against the rule keys, once for all the experience's audiences.
+        var ruleInput: RuleInput?
         for (position, index) in indexes.enumerated() {
             let permanent = installed.audiencePermanent[index]
             if bucketed && permanent {
@@ -188,12 +190,14 @@ enum DecisionEngine {
             checked += 1
             if position < 64 { decision.checkedAudiences |= 1 << UInt64(position) }
             let audienceMatched: Bool
-            let rules = installed.rules, set = installed.audienceRulesStart + index
+            let set = installed.audienceRulesStart + index
+            if !T.recordsSteps && ruleInput == nil { ruleInput = rules.input(data) }
             if !T.recordsSteps && !rules.asksMembership(set) {
                 // No mutual-exclusion leaf: nothing to resolve, so no resolver to build.
-                audienceMatched = rules.matches(set, rules.input(data))
+                audienceMatched = rules.matches(set, ruleInput!)
             } else {
-                audienceMatched = resolvingMembership(index, permanent: permanent, data, input, &decision, tracer: &tracer)
+                audienceMatched = resolvingMembership(index, permanent: permanent, data, ruleInput, input, &decision,
+                                                      tracer: &tracer)
             }
             if audienceMatched {
                 matched += 1
@@ -207,9 +211,11 @@ enum DecisionEngine {
 
     /// Whether the audience at `index` matches, its mutual-exclusion leaves answered from the
     /// visitor's stored decisions (a key naming no experience is noted in `decision`); traced
-    /// leaf by leaf when the tracer records steps. Apart from the plain path, as the resolver's
+    /// leaf by leaf when the tracer records steps, else matched on `ruleInput` (`data` read
+    /// against the rule keys). Apart from the plain path, as the resolver's
     /// captured state costs an allocation.
     private static func resolvingMembership<T: DecisionTracer>(_ index: Int, permanent: Bool, _ data: [String: JSONValue],
+                                                               _ ruleInput: RuleInput?,
                                                                _ input: borrowing Decider,
                                                                _ decision: inout ExperienceDecision,
                                                                tracer: inout T) -> Bool {
@@ -230,8 +236,7 @@ enum DecisionEngine {
             tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))
             matched = outcome.matched
         } else {
-            let rules = installed.rules
-            matched = rules.matches(installed.audienceRulesStart + index, rules.input(data), membership: membership)
+            matched = installed.rules.matches(installed.audienceRulesStart + index, ruleInput!, membership: membership)
         }
         if let unresolved { decision.unresolvedExperienceKeys.append(unresolved) }
         return matched

@@ -82,22 +82,16 @@ final class InstalledConfig: Sendable {
 /// function of the config alone, so it is built once when the config is installed.
 // A class: a call reads its fields through one reference instead of copying them.
 final class FeaturePlan: Sendable {
-    /// The feature's own fields a result names, so resolving it copies no `Feature`.
-    let key: String
-    let id: String
-    let name: String?
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
     let carriers: [Int]
     /// Parallel to `carriers`: each variation of the carrier with the result it gives (`nil`
     /// when it has no change for the feature), with raw and with cast variables.
     let variations: [[(variation: Variation, raw: BucketedFeature?, cast: BucketedFeature?)]]
-    /// The result when no carrier switches the feature on.
+    /// The result when no carrier switches the feature on; its key, id and name are the
+    /// feature's.
     let disabled: BucketedFeature
 
     init(_ feature: Feature, _ config: ProjectConfig) {
-        key = feature.key
-        id = feature.id
-        name = feature.name
         carriers = config.carrierIndexes(featureId: feature.id)
         variations = carriers.map { position in
             let experience = config.experiences[position]
@@ -111,18 +105,14 @@ final class FeaturePlan: Sendable {
                 return (variation, result(raw), result(FeatureCasting.cast(raw, feature)))
             }
         }
-        disabled = BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .disabled,
-                                   experienceId: nil, experienceKey: nil, variationId: nil, variationKey: nil,
-                                   variables: [:])
+        disabled = .disabled(key: feature.key, feature: feature)
     }
 
-    /// The result `variation` of carrier `carrier` gives (`.some(nil)`: it does not switch the
-    /// feature on; `nil`: the carrier lists no such variation); `typeCasting` picks the cast or
-    /// the raw variables.
-    func result(carrier: Int, _ variation: Variation, typeCasting: Bool) -> BucketedFeature?? {
-        for entry in variations[carrier] where entry.variation == variation {
-            return .some(typeCasting ? entry.cast : entry.raw)
-        }
-        return nil
+    /// The result `variation` of carrier `carrier` gives, `nil` when it does not switch the
+    /// feature on; `typeCasting` picks the cast or the raw variables. Every variation a decision
+    /// gives (bucketed, stored, forced or previewed) is one of the carrier's own.
+    func result(carrier: Int, _ variation: Variation, typeCasting: Bool) -> BucketedFeature? {
+        guard let entry = variations[carrier].first(where: { $0.variation == variation }) else { return nil }
+        return typeCasting ? entry.cast : entry.raw
     }
 }

@@ -164,10 +164,12 @@ final class SDKRuntime: Sendable {
         // Fingerprints are parsed only when a document with other bytes follows one installed,
         // and outside the lock; again inside it only if another install came in between.
         let seen = owned.withValue { $0.installed }
-        let changedSinceSeen = seen.map { $0.fingerprint != next.fingerprint } ?? true
+        let nextFingerprint = seen.map { _ in next.fingerprint }
+        let changedSinceSeen = seen.map { $0.fingerprint != nextFingerprint } ?? true
         let (previous, changed): (InstalledConfig?, Bool) = owned.withValue { owned in
             let previous = owned.installed
-            let changed = previous === seen ? changedSinceSeen : previous.map { $0.fingerprint != next.fingerprint } ?? true
+            let changed = previous === seen ? changedSinceSeen
+                : previous.map { $0.fingerprint != nextFingerprint ?? next.fingerprint } ?? true
             if changed {
                 owned.installed = next
                 publish { $0.installed = next }

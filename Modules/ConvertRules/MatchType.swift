@@ -40,6 +40,12 @@ public enum MatchType: String, Sendable, CaseIterable {
         default: return false
         }
     }
+
+    /// A leaf's answer when the visitor has no value under its key: only a presence operator
+    /// can hold then (`doesNotExist` unless negated, `exists` when negated).
+    func holdsWhenAbsent(negated: Bool) -> Bool {
+        judgesPresence && (self == .doesNotExist) != negated
+    }
 }
 
 /// The `rule_type` that marks a mutual-exclusion leaf: "visitor is bucketed into experience `value`".

@@ -87,7 +87,7 @@ package final class RuleProgram: Sendable {
                     leaves.append(leaf)
                     continue
                 }
-                code.whenAbsent = matchType.judgesPresence && (matchType == .doesNotExist) != s.negated
+                code.whenAbsent = matchType.holdsWhenAbsent(negated: s.negated)
                 if let key = s.key {
                     if let known = keyNumbers[key] {
                         code.key = known

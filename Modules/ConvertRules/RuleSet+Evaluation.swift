@@ -87,7 +87,7 @@ extension RuleLeaf {
         guard s.invalidReason == nil, let matchType = s.matchType else { return false }
         let found = data.isEmpty ? nil : s.key.flatMap { data.member($0) }
         guard let visitor = found else {
-            return matchType.judgesPresence && (matchType == .doesNotExist) != s.negated
+            return matchType.holdsWhenAbsent(negated: s.negated)
         }
         // The common operators on scalar values, without copying the prepared value out.
         switch matchType {

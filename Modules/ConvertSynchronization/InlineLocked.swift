@@ -43,12 +43,7 @@ package struct InlineLocked<Value> {
     @inline(__always)
     package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { value, mutex in
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            #if DEBUG
-            LockTally.acquired()
-            #endif
-            return try body(&value.pointee)
+            try withMutexHeld(mutex) { try body(&value.pointee) }
         }
     }
 }

@@ -59,13 +59,21 @@ public final class Locked<Value> {
     @inlinable
     @discardableResult
     public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        #if DEBUG
-        LockTally.acquired()
-        #endif
-        return try body(&stored)
+        try withMutexHeld(mutex) { try body(&stored) }
     }
+}
+
+/// `body` with `mutex` held (and, in debug builds, counted for ``LockTally``): the critical
+/// section of every lock in this module.
+@inlinable @inline(__always)
+package func withMutexHeld<Result>(_ mutex: UnsafeMutablePointer<pthread_mutex_t>,
+                                   _ body: () throws -> Result) rethrows -> Result {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    #if DEBUG
+    LockTally.acquired()
+    #endif
+    return try body()
 }
 
 // Sound because every access to the value holds the lock; only a Sendable value may be handed

@@ -54,25 +54,13 @@ package final class StripedValue<Value> {
     @inline(__always)
     package func read<Result>(_ hash: UInt64, _ body: (Value) throws -> Result) rethrows -> Result {
         let stripe = Int(truncatingIfNeeded: hash >> 7) & mask
-        let m = mutex(stripe)
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        #if DEBUG
-        LockTally.acquired()
-        #endif
-        return try body(slot(stripe).pointee)
+        return try withMutexHeld(mutex(stripe)) { try body(slot(stripe).pointee) }
     }
 
     /// Changes the value in every stripe with `body`; each stripe's copy is changed alike.
     package func update(_ body: (inout Value) -> Void) {
         for stripe in 0...mask {
-            let m = mutex(stripe)
-            pthread_mutex_lock(m)
-            #if DEBUG
-            LockTally.acquired()
-            #endif
-            body(&slot(stripe).pointee)
-            pthread_mutex_unlock(m)
+            withMutexHeld(mutex(stripe)) { body(&slot(stripe).pointee) }
         }
     }
 }
