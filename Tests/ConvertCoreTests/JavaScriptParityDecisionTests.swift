@@ -129,3 +129,39 @@ private func editExperience(_ json: inout [String: Any], _ key: String, _ change
         #expect(await context.segments().country == "NL")
     }
 }
+
+@Suite struct SeveralAudiencesParityTests {
+    /// The baseline with two more (transient) audiences on every experience, any of them enough:
+    /// the visitors below qualify through one audience each, or none.
+    @Test func eachAudienceOfAnExperienceIsMatchedOnTheSameData() async throws {
+        let harness = try await started { json in
+            var audiences = try #require(json["audiences"] as? [[String: Any]])
+            for (id, key, value) in [("900001", "browser", "ff"), ("900002", "mobile", "events")] {
+                audiences.append(["id": id, "key": "aud-\(id)", "type": "transient", "rules": ["OR": [["AND": [["OR_WHEN": [[
+                    "rule_type": "generic_text_key_value", "matching": ["match_type": "matches", "negated": false],
+                    "value": value, "key": key]]]]]]]])
+            }
+            json["audiences"] = audiences
+            try editExperience(&json, "test-experience-ab-fullstack-1") { experience in
+                experience["audiences"] = ["10033684", "900001", "900002"]
+                var settings = experience["settings"] as? [String: Any] ?? [:]
+                var options = settings["matching_options"] as? [String: Any] ?? [:]
+                options["audiences"] = "any"
+                settings["matching_options"] = options
+                experience["settings"] = settings
+            }
+        }
+        // What the JavaScript SDK decides for these visitors on this config (its decide oracle).
+        let expected: [(String, [String: JSONValue], String?)] = [
+            ("multi-1", ["browser": "FF"], "1003142551"),
+            ("multi-2", ["mobile": "EVENTS"], "1003142551"),
+            ("multi-3", ["browser": "CH", "mobile": "no"], nil),
+            ("multi-4", ["desktop": "true", "browser": "CH"], nil),
+        ]
+        for (visitorId, attributes, variationId) in expected {
+            let context = harness.sdk.createContext(visitorId: visitorId, attributes: attributes)
+            context.setLocationProperties(["location": "pricing"])
+            #expect(context.variation(forExperience: "test-experience-ab-fullstack-1")?.id == variationId, "\(visitorId)")
+        }
+    }
+}
