@@ -64,6 +64,8 @@ public final class ConvertSwiftSDK: Sendable {
     /// ``lastConfigFailure``.
     public func ready(timeout: Duration) async throws {
         let gate = runtime.readiness
+        // Settled already: no race to start, so a busy cooperative pool cannot delay the answer.
+        if let settled = gate.settled { return try settled.get() }
         let clock = runtime.ports.sleepClock
         let milliseconds = ConvertConfiguration.milliseconds(timeout)
         try await withThrowingTaskGroup(of: Void.self) { group in

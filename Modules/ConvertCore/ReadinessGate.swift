@@ -20,6 +20,17 @@ final class ReadinessGate: Sendable {
         state.withValue { if case .open = $0.phase { return true } else { return false } }
     }
 
+    /// How the gate settled: `nil` while it is pending.
+    var settled: Result<Void, ConvertError>? {
+        state.withValue { state in
+            switch state.phase {
+            case .pending: return nil
+            case .open: return .success(())
+            case .failed(let error): return .failure(error)
+            }
+        }
+    }
+
     /// Opens the gate; returns false when it was already settled.
     @discardableResult
     func open() -> Bool { settle(.open) }

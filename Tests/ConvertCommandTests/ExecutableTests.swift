@@ -121,7 +121,7 @@ private final class InteractiveProcess {
 
     /// The next whole output line, or `nil` if none arrives within `timeout`. Polls, so the
     /// waiting test holds no thread of the cooperative pool (see `Process.outcome`).
-    func nextLine(timeout: Duration = .seconds(20)) async -> String? {
+    func nextLine(timeout: Duration = .patience) async -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let line: Data? = received.withValue { data in

@@ -76,7 +76,7 @@ import Testing
 
     private func pricingFeature(_ key: String) async throws -> BucketedFeature {
         let harness = try TestSDK(fixture: .cdnConfigBaseline)
-        try await harness.sdk.ready(timeout: .seconds(30))
+        try await harness.sdk.ready(timeout: .patience)
         let context = harness.sdk.createContext(visitorId: "variables")
         context.setLocationProperties(["location": "pricing"])
         return context.feature(key)
@@ -141,7 +141,7 @@ import Testing
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
             configSource: StubConfigSource(initial: try Fixtures.data(.cdnConfigBaseline)), visitorStore: MemoryVisitorDataStore(),
             visitorIdStore: MemoryVisitorIdStore(), trackingSink: sink, events: hub))
-        try await sdk.ready(timeout: .seconds(30))
+        try await sdk.ready(timeout: .patience)
         var received: BucketingPayload?
         var variation: BucketedVariation?
         do {
@@ -165,7 +165,7 @@ import Testing
     }
 }
 
-private func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+private func waitUntil(timeout: Duration = .patience, _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else {
@@ -183,7 +183,7 @@ private func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool
             configSource: DirectConfigSource(bytes: broken), visitorStore: MemoryVisitorDataStore(),
             visitorIdStore: MemoryVisitorIdStore(), trackingSink: RecordingTrackingSink()))
         do {
-            try await sdk.ready(timeout: .seconds(30))
+            try await sdk.ready(timeout: .patience)
             Issue.record("broken JSON was accepted")
         } catch let error as ConvertError {
             guard case .invalidConfiguration(let why) = error else { throw error }

@@ -93,7 +93,7 @@ import Testing
         let context = context(harness, "early", ["browser": "FF"])
         context.updateVisitorProperties(["desktop": true, "country": "DE"])
         await harness.source.push(try Fixtures.data(.cdnConfigBaseline))
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         #expect(context.visitorData().segmentValues == ["browser": "FF"], "country could not be stored without a config")
         #expect(context.variation(forExperience: experienceKey) != nil, "desktop was kept by the context")
     }
@@ -119,7 +119,7 @@ import Testing
         let context = harness.sdk.createContext(visitorId: "waiting", attributes: ["browser": "FF", "plan": "pro"])
         #expect(context.visitorData().isEmpty)
         await harness.source.push(try Fixtures.data(.cdnConfigBaseline))
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         #expect(context.visitorData().segmentValues == ["browser": "FF"])
     }
 
@@ -208,7 +208,7 @@ import Testing
         let recorder = await EventRecorder(harness.sdk, events: [.configUpdated])
         let original = try Fixtures.data(.cdnConfigBaseline)
         await harness.source.push(original)
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
 
         var json = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
         try edit(&json, "experiences", at: 2) { experience in

@@ -221,7 +221,7 @@ import Testing
         #expect(await context.explainExperience("test-experience-ab-fullstack-1").reason == .notReady)
         #expect(harness.logs.contains("before the SDK is ready"))
         await harness.source.push(try Fixtures.data(.cdnConfigBaseline))
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         #expect(await context.runExperience("test-experience-ab-fullstack-1") != nil)
     }
 }

@@ -124,7 +124,7 @@ private func editExperience(_ json: inout [String: Any], _ key: String, _ change
         let context = harness.sdk.createContext(visitorId: "early-bird", attributes: ["country": "NL"])
         #expect(await context.segments() == VisitorSegments())
         await harness.source.push(try Fixtures.data(.cdnConfigBaseline))
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         _ = await context.runExperiences()
         #expect(await context.segments().country == "NL")
     }

@@ -30,9 +30,9 @@ private final class CountingStore: VisitorDataStore, Sendable {
     }
 }
 
-/// Polls `condition` until it holds; fails the test when it never does within a minute.
+/// Polls `condition` until it holds; fails the test when it never does within `Duration.patience`.
 private func until(_ what: String, _ condition: () -> Bool) async throws {
-    let giveUp = ContinuousClock.now + .seconds(60)
+    let giveUp = ContinuousClock.now + .patience
     while !condition() {
         guard ContinuousClock.now < giveUp else {
             Issue.record("never happened: \(what)")

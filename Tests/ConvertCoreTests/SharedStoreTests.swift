@@ -24,7 +24,7 @@ private struct Instance {
         sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
             configSource: StubConfigSource(initial: config), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
             trackingSink: sink, logSink: logs))
-        try await sdk.ready(timeout: .seconds(30))
+        try await sdk.ready(timeout: .patience)
     }
 
     func context(_ visitorId: String) async -> ConvertContext {

@@ -21,7 +21,7 @@ func started(_ fixture: Fixtures.File = .cdnConfigBaseline, environment: String?
     }
     let harness = TestSDK(data: data, configuration: ConvertConfiguration(
         sdkKey: "test-key", environment: environment, networkTracking: networkTracking))
-    try await harness.sdk.ready(timeout: .seconds(60))
+    try await harness.sdk.ready(timeout: .patience)
     return harness
 }
 

@@ -32,8 +32,8 @@ private func randomVisitor(_ rng: inout SeededGenerator) -> (attributes: [String
     @Test(arguments: Fixtures.File.configs)
     func synchronousAndAsyncCallsDecideAlike(file: Fixtures.File) async throws {
         let sync = try TestSDK(fixture: file), async = try TestSDK(fixture: file)
-        try await sync.sdk.ready(timeout: .seconds(30))
-        try await async.sdk.ready(timeout: .seconds(30))
+        try await sync.sdk.ready(timeout: .patience)
+        try await async.sdk.ready(timeout: .patience)
         let config = try #require(sync.sdk.config)
         var rng = SeededGenerator(seed: UInt64(file.rawValue.utf8.count) &* 40_503)
         var bucketed = 0
@@ -90,11 +90,11 @@ private func randomVisitor(_ rng: inout SeededGenerator) -> (attributes: [String
             return out
         }
         let serial = try TestSDK(fixture: .cdnConfigBaseline)
-        try await serial.sdk.ready(timeout: .seconds(30))
+        try await serial.sdk.ready(timeout: .patience)
         let expected = Dictionary(uniqueKeysWithValues: visitors.map { ($0, run(serial, $0)) })
 
         let shared = try TestSDK(fixture: .cdnConfigBaseline)
-        try await shared.sdk.ready(timeout: .seconds(30))
+        try await shared.sdk.ready(timeout: .patience)
         let mismatches = Locked<[String]>([])
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let remaining = Locked(8)

@@ -122,7 +122,7 @@ import Testing
             if isOnMainQueue() { onMain.increment() }
         }
         await harness.sdk.createContext(visitorId: "main").trackConversion("button-primary-click")
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .patience
         while onMain.value == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(onMain.value == 1)
         #expect(background.value == 1)

@@ -9,7 +9,7 @@ import Testing
 @Suite struct TypedEventTests {
     @Test func subscribersGetThePayloadItselfWithoutAwaiting() async throws {
         let harness = try TestSDK(fixture: .cdnConfigBaseline)
-        try await harness.sdk.ready(timeout: .seconds(5))
+        try await harness.sdk.ready(timeout: .patience)
         let received = Locked<[BucketingPayload]>([])
         // Synchronous: no await, and the callback's parameter is the bucketing payload.
         let token = harness.sdk.subscribe(to: .bucketing) { info in received.withValue { $0.append(info) } }
@@ -38,7 +38,7 @@ import Testing
 
     @Test func keyOrIdIsTheKeyOrTheIdWhenThereIsNone() async throws {
         let harness = try TestSDK(fixture: .cdnConfigBaseline)
-        try await harness.sdk.ready(timeout: .seconds(5))
+        try await harness.sdk.ready(timeout: .patience)
         let variation = try #require(qualifyingContext(harness, "k").variation(forExperience: "test-experience-ab-fullstack-1"))
         #expect(variation.keyOrId == variation.key)
 
@@ -52,7 +52,7 @@ import Testing
         }
         json["experiences"] = experiences
         let keyless = TestSDK(data: try JSONSerialization.data(withJSONObject: json))
-        try await keyless.sdk.ready(timeout: .seconds(5))
+        try await keyless.sdk.ready(timeout: .patience)
         let bare = try #require(qualifyingContext(keyless, "k").variation(forExperience: "test-experience-ab-fullstack-1"))
         #expect(bare.key == nil)
         #expect(bare.keyOrId == bare.id)

@@ -21,7 +21,7 @@ import Testing
         configuration.debugToken = "dbg-token"
         let logs = RecordingLogSink()
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: logs)
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         let request = try #require(server.requests.first)
         #expect(request.method == "GET")
         #expect(request.path == "/api/v1/config/10035569/10034190")
@@ -39,7 +39,7 @@ import Testing
     @Test func plainQueryWithoutOptionalSettings() async throws {
         let server = try LoopbackHTTPServer { _ in configReply((try? Fixtures.data(.staticConfig)) ?? Data()) }
         let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, persistence: .memory), logSink: RecordingLogSink())
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         let request = try #require(server.requests.first)
         #expect(request.query.isEmpty)
         #expect(request.header("Authorization") == nil)
@@ -65,7 +65,7 @@ import Testing
             configSource: source(server, cache: MemoryByteStore(), logs: logs), visitorStore: harness.store,
             visitorIdStore: harness.idStore, trackingSink: harness.sink, logSink: logs))
         let recorder = await EventRecorder(sdk, events: [.ready, .configUpdated])
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         try await eventually("three revalidations") { server.requests.count >= 4 }
         #expect(server.requests.dropFirst().allSatisfy { $0.header("If-None-Match") == "\"v1\"" })
         #expect(await recorder.settled(.configUpdated).isEmpty)
@@ -111,10 +111,10 @@ import Testing
             visitorStore: harness.store,
             visitorIdStore: harness.idStore, trackingSink: harness.sink, logSink: logs))
         let recorder = await EventRecorder(sdk, events: [.ready, .configUpdated])
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         #expect(sdk.config?.experiences.count == 2, "a cached config makes ready() resolve before the network")
         networkMayAnswer.signal()
-        try await recorder.wait(for: .configUpdated, timeout: .seconds(60))
+        try await recorder.wait(for: .configUpdated, timeout: .patience)
         #expect(sdk.config?.experiences.count == 4)
         #expect(try cache.read("config-k-default.json") == live)
     }
@@ -185,7 +185,7 @@ import Testing
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k"), ports: ConvertPorts(
             configSource: source(server, cache: MemoryByteStore(), logs: logs, refresh: .milliseconds(30)),
             visitorStore: harness.store, visitorIdStore: harness.idStore, trackingSink: harness.sink, logSink: logs))
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         healthy.set("down")
         try await eventually("failed refreshes") { logs.contains("HTTP 503") }
         let context = sdk.createContext(visitorId: "still", attributes: ["mobile": true])

@@ -67,7 +67,7 @@ import Testing
             options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(10), maximumBatchEvents: 20,
                                           retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
             journal: journal)
-        try await eventually("every journaled event delivered", timeout: .seconds(120)) { queue.counters.pending == 0 }
+        try await eventually("every journaled event delivered", timeout: .patience) { queue.counters.pending == 0 }
         #expect(try journal.pending().isEmpty)
         #expect(fileNames(in: directory, prefix: "events.journal.").filter { $0 != "events.journal.lock" }.isEmpty,
                 "the stopped writers' journals were taken over and removed")
@@ -118,7 +118,7 @@ import Testing
                                                              policy: EndpointPolicy(allowsInsecureHTTP: true)),
                                   options: TrackingQueueOptions(batchSize: 10, releaseInterval: .milliseconds(10)),
                                   journal: journal)
-        #expect(await queue.flush(timeout: .seconds(30)))
+        #expect(await queue.flush(timeout: .patience))
         _ = await queue.shutdown(timeout: .seconds(5))
         let counts = received.value
         let goals = (0..<events).map { "goal-x-\($0)" }

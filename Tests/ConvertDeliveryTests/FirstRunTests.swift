@@ -31,7 +31,7 @@ import Testing
         let sdk = ConvertSwiftSDK(configData: ConvertSwiftSDK.sampleConfig,
                                   configuration: ConvertConfiguration(sdkKey: "my-project", networkTracking: false, persistence: .memory),
                                   logSink: logs)
-        try await sdk.ready(timeout: .seconds(5))
+        try await sdk.ready(timeout: .patience)
         #expect(logs.contains(#"sdkKey "my-project" is not of the form accountId/projectId"#), "\(logs.messages)")
     }
 
@@ -43,7 +43,7 @@ import Testing
         let ports = ConvertPorts.live(configuration, logSink: SilentLogSink(), directData: ConvertSwiftSDK.sampleConfig, visitorStore: store)
         #expect(ports.visitorStore as? MemoryVisitorDataStore === store)
         let sdk = ConvertSwiftSDK(configuration: configuration, ports: ports)
-        try await sdk.ready(timeout: .seconds(5))
+        try await sdk.ready(timeout: .patience)
         _ = sdk.createContext(visitorId: "v1").variation(forExperience: "test-experience-ab-fullstack-4")
         await sdk.shutdown(timeout: .seconds(1))
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)

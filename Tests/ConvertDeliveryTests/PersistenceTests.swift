@@ -77,7 +77,7 @@ import Testing
         var decided: [String: String] = [:]
         do {
             let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: RecordingLogSink())
-            try await sdk.ready(timeout: .seconds(60))
+            try await sdk.ready(timeout: .patience)
             for i in 0..<30 {
                 let context = sdk.createContext(visitorId: "r\(i)", attributes: ["mobile": true])
                 context.setLocationProperties(["location": "pricing"])
@@ -92,7 +92,7 @@ import Testing
             #expect(released.recordCount >= 30)
         }
         let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: RecordingLogSink())
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         for i in 0..<30 {
             let context = sdk.createContext(visitorId: "r\(i)", attributes: ["desktop": "false"])
             context.setLocationProperties(["location": "pricing"])
@@ -127,7 +127,7 @@ import Testing
         try Data("E 1 bm90IGFuIGV2ZW50\nE 2 !!!\nA".utf8).write(to: directory.appendingPathComponent("events.journal"))
         let logs = RecordingLogSink()
         let sdk = ConvertSwiftSDK(configuration: loopbackConfiguration(server, directory: directory), logSink: logs)
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         #expect(sdk.config?.accountId == "10035569")
         #expect(logs.contains("cached config is unusable"))
         #expect(logs.contains("visitor snapshot is corrupt; moved aside"))

@@ -7,15 +7,17 @@ import ConvertURLSessionTransport
 import Foundation
 import Testing
 
-/// A queue on a loopback server, with a journal when a directory is given.
+/// A queue on a loopback server, with a journal when a directory is given. The server answers or
+/// drops the connection, so the answer deadline is long: on a starved machine a short one would
+/// resend a batch the server already took.
 private func queue(_ server: LoopbackHTTPServer, directory: URL? = nil, batchSize: Int = 5, capacity: Int = 100_000,
                    retry: RetryPolicy = RetryPolicy(initial: .milliseconds(20), maximum: .milliseconds(40)),
                    logs: RecordingLogSink = RecordingLogSink(), clock: any SleepClock = .continuous) throws -> TrackingQueue {
     TrackingQueue(
-        transport: URLSessionTransport(),
+        transport: URLSessionTransport(postAnswerDeadline: .patience),
         endpoint: TrackingEndpoint(template: server.baseURL, sdkKey: "k", policy: EndpointPolicy(allowsInsecureHTTP: true)),
         options: TrackingQueueOptions(batchSize: batchSize, releaseInterval: .milliseconds(20), capacity: capacity,
-                                      retry: retry, requestTimeout: .seconds(5)),
+                                      retry: retry, requestTimeout: .patience),
         journal: try directory.map { try FileEventJournal(directory: $0) }, log: SDKLog(sink: logs, minimum: .debug),
         clock: clock)
 }
@@ -37,7 +39,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let server = try LoopbackHTTPServer { _ in .delay(.milliseconds(200), then: .respond(status: 200)) }
         let first = try queue(server, directory: directory)
         for n in 0..<23 { first.enqueue(event("v\(n % 4)", n)) }
-        let report = await first.shutdown(timeout: .seconds(30))
+        let report = await first.shutdown(timeout: .patience)
         #expect(report.drained)
         #expect(report.delivered == 23)
         #expect(Set(goals(server.requests)) == Set((0..<23).map { "g\($0)" }))
@@ -47,7 +49,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
 
         let requestsBefore = server.requests.count
         let second = try queue(server, directory: directory)
-        #expect(await second.flush(timeout: .seconds(5)))
+        #expect(await second.flush(timeout: .patience))
         #expect(second.counters.pending == 0)
         #expect(server.requests.count == requestsBefore, "the restart sends nothing again")
         _ = await second.shutdown(timeout: .seconds(5))
@@ -67,7 +69,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
 
         failing.set(false)
         let second = try queue(server, directory: directory)
-        #expect(await second.flush(timeout: .seconds(30)))
+        #expect(await second.flush(timeout: .patience))
         #expect(second.counters.sent == 12)
         #expect(Set(goals(server.requests.filter { _ in true })).isSuperset(of: (0..<12).map { "g\($0)" }))
         _ = await second.shutdown(timeout: .seconds(5))
@@ -77,7 +79,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let server = try LoopbackHTTPServer { _ in .delay(.milliseconds(300), then: .respond(status: 200)) }
         let queue = try queue(server)
         for n in 0..<7 { queue.enqueue(event("v", n)) }
-        #expect(await queue.flush(timeout: .seconds(30)))
+        #expect(await queue.flush(timeout: .patience))
         #expect(queue.counters.sent == 7, "no request is left on the wire when flush returns")
         #expect(queue.counters.pending == 0)
         _ = await queue.shutdown(timeout: .seconds(5))
@@ -97,7 +99,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let server = try LoopbackHTTPServer { request in request.method == "GET" ? configReply(config) : .respond(status: 503) }
         var sdk: ConvertSwiftSDK? = ConvertSwiftSDK(configuration: loopbackConfiguration(server, persistence: .memory),
                                                     logSink: RecordingLogSink())
-        try await sdk!.ready(timeout: .seconds(60))
+        try await sdk!.ready(timeout: .patience)
         let context = sdk!.createContext(visitorId: "released")
         #expect(await context.trackConversion("button-primary-click") == .tracked(eventCount: 1))
         try await eventually("a first attempt") { server.requests.contains { $0.method == "POST" } }
@@ -121,7 +123,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let queue = try queue(server, batchSize: 10, logs: logs)
         let started = ContinuousClock.now
         for n in 0..<75 { queue.enqueue(event(n == 7 || n == 40 ? "bad" : "v\(n % 5)", n)) }
-        #expect(await queue.flush(timeout: .seconds(60)))
+        #expect(await queue.flush(timeout: .patience))
         let elapsed = ContinuousClock.now - started
         let counters = queue.counters
         #expect(counters.sent == 73)
@@ -146,7 +148,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let duringStorm = server.requests.count
         #expect(queue.counters.rejected == 0, "no event is given up while every event is refused")
         storming.set(false)
-        #expect(await queue.flush(timeout: .seconds(60)))
+        #expect(await queue.flush(timeout: .patience))
         let counters = queue.counters
         #expect(counters.sent == 300 && counters.rejected == 0)
         let delivered = goals(server.requests.suffix(server.requests.count - duringStorm))
@@ -166,7 +168,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         for n in 0..<60 { queue.enqueue(event(n % 10 == 3 ? "bad" : "v\(n % 7)", n)) }
         try await Task.sleep(for: .seconds(1))
         storming.set(false)
-        #expect(await queue.flush(timeout: .seconds(60)))
+        #expect(await queue.flush(timeout: .patience))
         let counters = queue.counters
         #expect(counters.rejected == 6, "the six events of the poisoned visitor, and only those")
         #expect(counters.sent == 54)
@@ -183,7 +185,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         for n in 0..<4 { queue.enqueue(event("v", n)) }
         try await eventually("the first failure") { queue.counters.failedRequests == 1 }
         for n in 4..<40 { queue.enqueue(event("v", n)) }
-        #expect(await queue.flush(timeout: .seconds(60)))
+        #expect(await queue.flush(timeout: .patience))
         #expect(queue.counters.sent == 40)
         let failed = goals([server.requests[0]])
         #expect(failed == ["g0", "g1", "g2", "g3"])
@@ -274,7 +276,7 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         var configuration = loopbackConfiguration(server, persistence: .memory)
         configuration.eventQueueCapacity = 1
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: logs)
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         #expect(await sdk.createContext(visitorId: "first").trackConversion("button-primary-click") == .tracked(eventCount: 1))
         let started = ContinuousClock.now
         for n in 0..<20 {

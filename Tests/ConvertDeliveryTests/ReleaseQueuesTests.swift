@@ -15,12 +15,12 @@ import Testing
         let ports = ConvertPorts.live(configuration, logSink: RecordingLogSink(),
                                       directData: try Fixtures.data(.cdnConfigBaseline), transport: transport)
         let sdk = ConvertSwiftSDK(configuration: configuration, ports: ports)
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         let released = await EventRecorder(sdk, events: [.apiQueueReleased])
 
         let context = sdk.createContext(visitorId: "flusher")
         #expect(await context.trackConversion("button-primary-click") == .tracked(eventCount: 1))
-        #expect(await context.flush(timeout: .seconds(60)), "acknowledged before the call returned")
+        #expect(await context.flush(timeout: .patience), "acknowledged before the call returned")
 
         let tracking = transport.requests.filter { $0.url.path.hasSuffix("/track/10035569/10034190") }
         #expect(tracking.count == 1)

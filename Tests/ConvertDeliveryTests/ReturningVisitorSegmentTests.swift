@@ -97,7 +97,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
 @Suite struct ReturningVisitorSegmentTests {
     @Test func inMemoryAReturningVisitorIsDecidedAsJavaScriptDecidesIt() async throws {
         let harness = TestSDK(data: try shapesConfig())
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         for (line, visit) in visits.enumerated() {
             await check(harness.sdk.createContext(visitorId: visit.visitorId, attributes: visit.attributes), visit, "memory", line)
         }
@@ -114,7 +114,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
                                       ports: ConvertPorts(configSource: StubConfigSource(initial: config), visitorStore: store,
                                                           visitorIdStore: MemoryVisitorIdStore(),
                                                           trackingSink: RecordingTrackingSink()))
-            try await sdk.ready(timeout: .seconds(60))
+            try await sdk.ready(timeout: .patience)
             await check(sdk.createContext(visitorId: visit.visitorId, attributes: visit.attributes), visit, "file", line)
             _ = await store.flush()
             // The next SDK reads a copy of these files alone, as a new process would (this store
@@ -139,7 +139,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
                                                           visitorStore: SharedVisitorStore(backend: backend),
                                                           visitorIdStore: MemoryVisitorIdStore(),
                                                           trackingSink: RecordingTrackingSink()))
-            try await sdk.ready(timeout: .seconds(60))
+            try await sdk.ready(timeout: .patience)
             instances.append(sdk)
         }
         for (line, visit) in visits.enumerated() {
@@ -160,7 +160,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
                                                       visitorStore: SharedVisitorStore(backend: backend),
                                                       visitorIdStore: MemoryVisitorIdStore(),
                                                       trackingSink: RecordingTrackingSink()))
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         let context = await sdk.loadContext(visitorId: "b", attributes: ["source": ["x": 2], "devices": ["t"]])
         // As JS stores a context's report keys when it is created: here, once the visitor is loaded.
         #expect(await context.segmentValues() == ["devices": ["t"], "source": ["pro": 1, "x": 2]])
@@ -168,7 +168,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
 
     @Test func trackingSendsTheStringFormOfTheStoredValues() async throws {
         let harness = TestSDK(data: try shapesConfig())
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         let context = harness.sdk.createContext(visitorId: "a", attributes: firstVisitOfA)
         #expect(context.variation(forExperience: "dev")?.key == "v")
         let event = try #require(harness.sink.events(for: "a").first)

@@ -41,7 +41,7 @@ func loopbackConfiguration(_ server: LoopbackHTTPServer, directory: URL? = nil, 
 }
 
 /// Waits until `condition` holds (polling), or fails the test after `timeout`.
-func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () async -> Bool) async throws {
+func eventually(_ what: String, timeout: Duration = .patience, _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await condition() { return }

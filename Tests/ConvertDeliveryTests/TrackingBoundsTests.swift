@@ -9,7 +9,7 @@ import Testing
 @Suite struct TrackingBoundsTests {
     @Test func aRunawayGoalValueIsRefusedBeforeItIsQueued() async throws {
         let harness = try TestSDK(fixture: .cdnConfigBaseline)
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         let context = harness.sdk.createContext(visitorId: "big-spender")
         let huge = String(repeating: "t", count: 100_000)
         let result = await context.trackConversion("button-primary-click", goalData: [GoalDataItem(.transactionId, .string(huge))])
@@ -40,7 +40,7 @@ import Testing
         queue.enqueue(TrackingEvent(accountId: "1", projectId: "2", visitorId: "whale",
                                     segments: VisitorSegments(country: String(repeating: "w", count: 10_000)),
                                     payload: .bucketing(experienceId: "e", variationId: "x")))
-        #expect(await queue.flush(timeout: .seconds(30)))
+        #expect(await queue.flush(timeout: .patience))
         let bodies = transport.requests.compactMap(\.body)
         #expect(bodies.count > 1, "the backlog went out in several requests")
         #expect(bodies.allSatisfy { $0.count <= limit }, "\(bodies.map { $0.count })")

@@ -20,7 +20,7 @@ import Testing
         configuration.eventsReleaseIntervalMs = 60_000
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: RecordingLogSink())
         let recorder = await EventRecorder(sdk, events: [.apiQueueReleased])
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         let alice = sdk.createContext(visitorId: "alice", attributes: ["desktop": "true", "browser": "FF"])
         alice.setLocationProperties(["location": "pricing"])
         await alice.setDefaultSegments(VisitorSegments(country: "US", customSegments: ["10033690"]))
@@ -69,7 +69,7 @@ import Testing
         configuration.eventsBatchSize = 1
         let sdk = ConvertSwiftSDK(configData: try Fixtures.data(.cdnConfigBaseline), configuration: configuration,
                                   logSink: RecordingLogSink())
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         let context = sdk.createContext(visitorId: "direct", attributes: ["desktop": "true", "browser": "FF"])
         context.setLocationProperties(["location": "pricing"])
         let variation = try #require(await context.runExperience("test-experience-ab-fullstack-1"))
@@ -97,12 +97,12 @@ import Testing
             return .respond(status: 200)
         }
         let queue = TrackingQueue(
-            transport: URLSessionTransport(),
+            transport: URLSessionTransport(postAnswerDeadline: .patience),
             endpoint: TrackingEndpoint(template: server.baseURL + "/[project_id]/v1", sdkKey: "k",
                                        policy: EndpointPolicy(allowsInsecureHTTP: true)),
             options: TrackingQueueOptions(batchSize: 10, releaseInterval: .milliseconds(20), maximumBatchEvents: 10,
                                           retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(40)),
-                                          requestTimeout: .seconds(2)))
+                                          requestTimeout: .patience))
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<4 {
                 group.addTask {
@@ -115,7 +115,7 @@ import Testing
                 }
             }
         }
-        try await eventually("every event acknowledged", timeout: .seconds(60)) { queue.counters.pending == 0 }
+        try await eventually("every event acknowledged", timeout: .patience) { queue.counters.pending == 0 }
         let counters = queue.counters
         #expect(counters.enqueued == 1000)
         #expect(counters.sent == 1000)
@@ -171,7 +171,7 @@ import Testing
             transport: URLSessionTransport(),
             endpoint: TrackingEndpoint(template: server.baseURL + "/v1", sdkKey: "k", policy: EndpointPolicy(allowsInsecureHTTP: true)),
             options: TrackingQueueOptions(batchSize: 100, releaseInterval: .milliseconds(10)), journal: journal)
-        try await eventually("recovered events delivered", timeout: .seconds(30)) { queue.counters.pending == 0 }
+        try await eventually("recovered events delivered", timeout: .patience) { queue.counters.pending == 0 }
         let goals = Set(delivered.goals.map(\.goal))
         let missing = acked.filter { !goals.contains("goal-\($0)") }
         #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")

@@ -176,7 +176,7 @@ private func goals(_ events: [TrackingEvent]) -> [String] {
             if n == 9 { queue.enqueue(TrackingEvent(accountId: "1", projectId: "2", visitorId: "lost", segments: nil,
                                                     payload: .conversion(goalId: "l", goalData: nil, bucketingData: nil))) }
         }
-        #expect(await queue.flush(timeout: .seconds(30)))
+        #expect(await queue.flush(timeout: .patience))
         #expect(Set(goals(delivery.delivered)) == Set(goals(good)), "every good event delivered, none lost behind the bad ones")
         #expect(delivery.batches.allSatisfy { $0.count <= 8 })
         let counters = queue.counters

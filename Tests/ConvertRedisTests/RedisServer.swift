@@ -1,6 +1,7 @@
 import ConvertEnvironment
 import ConvertRedis
 import ConvertSynchronization
+import ConvertTesting
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -275,7 +276,7 @@ final class GarbageServer: Sendable {
 private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
 
 /// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
-func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .patience, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now >= deadline { return false }

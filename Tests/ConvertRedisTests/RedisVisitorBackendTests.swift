@@ -23,7 +23,7 @@ private struct Instance {
         sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
             configSource: StubConfigSource(initial: config), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
             trackingSink: sink))
-        try await sdk.ready(timeout: .seconds(30))
+        try await sdk.ready(timeout: .patience)
     }
 }
 
@@ -98,7 +98,7 @@ struct RedisVisitorBackendTests {
         #expect(await context.saveVisitorData() == false)
         #expect(underThreadSanitizer || ContinuousClock.now - started < .seconds(10), "a dead server fails fast")
         try server.start()
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .patience
         while instance.store.counters.pending > 0 && ContinuousClock.now < deadline {
             _ = await instance.store.flush()
             try await Task.sleep(for: .milliseconds(50))

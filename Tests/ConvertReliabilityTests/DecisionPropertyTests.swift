@@ -103,7 +103,7 @@ private struct ConfigGenerator {
     /// that what comes back belongs to the config and that a repeat is sticky.
     private func exercise(_ data: Data, _ generator: inout ConfigGenerator, environment: String?) async throws {
         let harness = TestSDK(data: data, configuration: ConvertConfiguration(sdkKey: "k", environment: environment))
-        try await harness.sdk.ready(timeout: .seconds(60))
+        try await harness.sdk.ready(timeout: .patience)
         let config = try #require(harness.sdk.config)
         for v in 0..<6 {
             let context = harness.sdk.createContext(visitorId: "p-\(v)", attributes: generator.attributes())

@@ -11,7 +11,7 @@ import Testing
     private func ready(_ key: String) async -> ConvertError? {
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: key, persistence: .memory), logSink: RecordingLogSink())
         do {
-            try await sdk.ready(timeout: .seconds(60))
+            try await sdk.ready(timeout: .patience)
             return nil
         } catch let error as ConvertError {
             return error
@@ -126,7 +126,7 @@ import Testing
             apiTrackEndpoint: server.baseURL, dataRefreshIntervalMs: 1000, eventsBatchSize: 1, debugToken: token,
             logLevel: .trace, storageDirectory: directory, requestTimeoutMs: 500, allowsInsecureHTTP: true)
         let sdk = ConvertSwiftSDK(configuration: configuration, logSink: logs)
-        try await sdk.ready(timeout: .seconds(60))
+        try await sdk.ready(timeout: .patience)
         #expect(server.requests.first?.header("Authorization") == "Bearer \(secret)", "the secret does go on the wire")
         let context = sdk.createContext(visitorId: "s", attributes: ["mobile": true])
         context.setLocationProperties(["location": "pricing"])
@@ -158,7 +158,7 @@ import Testing
             let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", apiConfigEndpoint: endpoint, persistence: .memory),
                                       logSink: RecordingLogSink())
             do {
-                try await sdk.ready(timeout: .seconds(60))
+                try await sdk.ready(timeout: .patience)
                 Issue.record("\(endpoint) accepted")
             } catch let error as ConvertError {
                 guard case .invalidConfiguration = error else {
@@ -178,7 +178,7 @@ import Testing
 }
 
 /// Waits until `condition` holds (polling), or fails the test after `timeout`.
-private func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
+private func eventually(_ what: String, timeout: Duration = .patience, _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return }

@@ -54,7 +54,7 @@ import Testing
             options: TrackingQueueOptions(batchSize: 100, releaseInterval: .milliseconds(10),
                                           retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50))),
             journal: try FileEventJournal(directory: directory))
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .patience
         while queue.counters.pending > 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }

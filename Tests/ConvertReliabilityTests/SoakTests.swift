@@ -26,11 +26,11 @@ import Testing
         let store = MemoryVisitorDataStore(capacity: 500)
         let hub = SystemEventHub()
         let queue = TrackingQueue(
-            transport: URLSessionTransport(),
+            transport: URLSessionTransport(postAnswerDeadline: .patience),
             endpoint: TrackingEndpoint(template: server.baseURL, sdkKey: "soak", policy: EndpointPolicy(allowsInsecureHTTP: true)),
             options: TrackingQueueOptions(batchSize: 20, releaseInterval: .milliseconds(20), maximumBatchEvents: 50,
                                           capacity: 200_000, retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50)),
-                                          requestTimeout: .seconds(2)),
+                                          requestTimeout: .patience),
             events: hub)
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "soak", logLevel: .error), ports: ConvertPorts(
             configSource: DirectConfigSource(bytes: config), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
@@ -68,7 +68,7 @@ import Testing
         }
         try await restarts.value
         await sdk.setTrackingEnabled(true)
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + .patience
         while queue.counters.pending > 0 && ContinuousClock.now < deadline {
             await sdk.flush()
             try await Task.sleep(for: .milliseconds(20))

@@ -76,3 +76,12 @@ extension Process {
         return ProcessOutcome(status: terminationStatus, out: outData.value, err: errData.value)
     }
 }
+
+extension Duration {
+    /// How long a test waits for something that must happen (readiness, a flush, a shutdown's
+    /// drain, an awaited condition) before it fails. Swift Testing starts every test at once, so
+    /// on a loaded 2-core machine a background task can wait for most of the run before the
+    /// cooperative pool gets to it; a bound near the run's own length turns a slow machine into
+    /// a red run. A hang still fails, after this long.
+    public static let patience: Duration = .seconds(600)
+}

@@ -37,7 +37,7 @@ public final class EventRecorder: Sendable {
 
     /// Waits until `count` payloads of `event` arrived (or `timeout` passes) and returns them.
     @discardableResult
-    public func wait(for event: SystemEvent, count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [EventPayloadValue] {
+    public func wait(for event: SystemEvent, count: Int = 1, timeout: Duration = .patience) async throws -> [EventPayloadValue] {
         let deadline = ContinuousClock.now + timeout
         while true {
             // Checked once more after the deadline: a starved test thread may wake past it

@@ -65,7 +65,7 @@ public final class ManualClock: SleepClock, Sendable {
 
     /// Waits (polling briefly in real time) until at least `count` sleeps are under way, so the
     /// code under test is parked before the clock moves; throws when that takes over `timeout`.
-    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(30)) async throws {
+    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .patience) async throws {
         let giveUp = ContinuousClock.now + timeout
         while state.withValue({ $0.sleepers.count }) < count {
             guard ContinuousClock.now < giveUp else { throw TimedOut(waitingFor: count, found: deadlines.count) }

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// ```swift
 /// let harness = try TestSDK(fixture: .cdnConfigBaseline)
-/// try await harness.sdk.ready(timeout: .seconds(5))
+/// try await harness.sdk.ready(timeout: .patience)
 /// let context = harness.sdk.createContext(visitorId: "v1")
 /// ```
 public struct TestSDK: Sendable {

@@ -40,7 +40,7 @@ public enum TrackingSinkContract {
     ///   counters, and afterwards `offer` answers `false`, `enqueue` takes nothing, and neither
     ///   event ever reaches the receiver (counted as dropped when the sink counts);
     /// - `stop()` leaves the counters consistent.
-    public static func verify(timeout: Duration = .seconds(30), _ make: () throws -> Subject) async throws {
+    public static func verify(timeout: Duration = .patience, _ make: () throws -> Subject) async throws {
         try await verifyTakingAndFlushing(try make(), timeout: timeout)
         try await verifyShutdown(try make(), timeout: timeout)
         try await verifyStop(try make(), timeout: timeout)
