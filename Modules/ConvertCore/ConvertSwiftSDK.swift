@@ -58,6 +58,7 @@ public final class ConvertSwiftSDK: Sendable {
     }
 
     /// Like ``ready()``, but gives up after `timeout` with ``ConvertError/readyTimedOut(milliseconds:)``.
+    /// Once readiness has settled it answers at once, whatever the timeout (even `.zero`).
     ///
     /// When it gives up, the reason no config came (the config source's last failure: the
     /// request and its status or network error) is logged as an error and kept in

@@ -13,6 +13,19 @@ import Testing
         #expect(harness.sdk.environment == "staging")
     }
 
+    @Test func aSettledGateAnswersEvenAZeroTimeout() async throws {
+        let harness = try await started()
+        for _ in 0..<200 { try await harness.sdk.ready(timeout: .zero) }
+        let broken = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: ""), ports: ConvertPorts(
+            configSource: DirectConfigSource(bytes: Data("[]".utf8)), visitorStore: MemoryVisitorDataStoreFactory.make(),
+            visitorIdStore: MemoryVisitorIdStoreFactory.make(), trackingSink: RecordingTrackingSink()))
+        let failure = ConvertError.invalidConfiguration("config must be a JSON object, found an array")
+        await #expect(throws: failure) { try await broken.ready() }
+        for _ in 0..<200 {
+            await #expect(throws: failure, "the failure, not a timeout") { try await broken.ready(timeout: .zero) }
+        }
+    }
+
     @Test func readyTimesOutWhenNoConfigArrives() async throws {
         let harness = TestSDK(data: nil)
         await #expect(throws: ConvertError.readyTimedOut(milliseconds: 50)) {
