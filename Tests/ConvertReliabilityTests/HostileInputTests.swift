@@ -102,7 +102,7 @@ import Testing
         await context.setDefaultSegments(VisitorSegments(country: "US"))
         await harness.sdk.flush()
         await #expect(throws: ConvertError.readyTimedOut(milliseconds: 10)) { try await harness.sdk.ready(timeout: .milliseconds(10)) }
-        #expect(ContinuousClock.now - start < .seconds(10), "nothing waits for a config that never comes")
+        #expect(ContinuousClock.now - start < .seconds(60), "nothing waits for a config that never comes")
     }
 }
 
