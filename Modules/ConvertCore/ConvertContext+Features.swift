@@ -47,16 +47,19 @@ extension ConvertContext {
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
         guard var decider = decider("features()") else { return [] }
         var decided = DecidedCarriers()
-        let features = decider.installed.config.features
+        let count = decider.installed.featurePlans.count
         var resolved: [BucketedFeature] = []
-        resolved.reserveCapacity(features.count)
-        for position in features.indices {
-            if decider.snapshot.hooks.isEmpty {
+        resolved.reserveCapacity(count)
+        if decider.snapshot.hooks.isEmpty {
+            for position in 0..<count {
                 resolved.append(decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking,
                                                 decided: &decided))
-            } else {
-                resolved.append(decider.hookedFeature(features[position].key, at: position, typeCasting: typeCasting, enableTracking: enableTracking,
-                                                      decided: &decided).value)
+            }
+        } else {
+            let features = decider.installed.config.features
+            for position in 0..<count {
+                resolved.append(decider.hookedFeature(features[position].key, at: position, typeCasting: typeCasting,
+                                                      enableTracking: enableTracking, decided: &decided).value)
             }
         }
         return resolved

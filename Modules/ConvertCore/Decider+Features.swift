@@ -57,21 +57,23 @@ extension Decider {
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
-            let variation: BucketedVariation?
+            let result: BucketedFeature?
             if details != nil {
                 let detail = decided.details[index] ?? detail(position: index, enableTracking: enableTracking)
                 decided.details[index] = detail
                 details?.append(detail)
-                variation = detail.value
-            } else if let cached = decided.variation(index) {
-                variation = cached
+                result = detail.value.flatMap { plan.result(carrier: carrier, $0.variation, typeCasting: typeCasting) }
             } else {
-                variation = decide(position: index, enableTracking: enableTracking)
-                decided.remember(index, variation)
+                let variationIndex: Int?
+                if let cached = decided.variationIndex(index) {
+                    variationIndex = cached
+                } else {
+                    variationIndex = decideIndex(position: index, enableTracking: enableTracking)
+                    decided.remember(index, variationIndex)
+                }
+                result = variationIndex.flatMap { plan.result(carrier: carrier, variationIndex: $0, typeCasting: typeCasting) }
             }
-            if let variation, let result = plan.result(carrier: carrier, variation.variation, typeCasting: typeCasting) {
-                return result
-            }
+            if let result { return result }
         }
         return plan.disabled
     }
@@ -87,40 +89,50 @@ extension Decider {
 
 }
 
-/// The carrier experiences one call has decided, each once: their variations on the plain
-/// path, their details on the detail path.
+/// The carrier experiences one call has decided, each once: the index of their variation on
+/// the plain path, their details on the detail path.
 struct DecidedCarriers {
     // The first four inline: a call rarely decides more carriers, and an array per call costs
-    // an allocation. Positions are -1 while unused.
+    // an allocation. Positions are -1 while unused; an index of -1 is "no variation".
     private var positions: (Int, Int, Int, Int) = (-1, -1, -1, -1)
-    private var first: BucketedVariation?, second: BucketedVariation?, third: BucketedVariation?,
-                fourth: BucketedVariation?
-    private var more: [Int: BucketedVariation?] = [:]
+    private var indexes: (Int, Int, Int, Int) = (-1, -1, -1, -1)
+    private var more: [Int: Int] = [:]
     /// By experience position; empty (no allocation) on the plain path.
     var details: [Int: VariationDetail] = [:]
 
-    /// The variation decided for the experience at `position` (`.some(nil)`: none), or `nil`
-    /// when it was not decided yet.
-    func variation(_ position: Int) -> BucketedVariation?? {
-        if positions.0 == position { return .some(first) }
-        if positions.1 == position { return .some(second) }
-        if positions.2 == position { return .some(third) }
-        if positions.3 == position { return .some(fourth) }
-        return more[position]
+    /// The index of the variation decided for the experience at `position` (`.some(nil)`:
+    /// none), or `nil` when it was not decided yet.
+    func variationIndex(_ position: Int) -> Int?? {
+        let index: Int
+        if positions.0 == position {
+            index = indexes.0
+        } else if positions.1 == position {
+            index = indexes.1
+        } else if positions.2 == position {
+            index = indexes.2
+        } else if positions.3 == position {
+            index = indexes.3
+        } else if let found = more[position] {
+            index = found
+        } else {
+            return nil
+        }
+        return .some(index < 0 ? nil : index)
     }
 
-    /// Remembers the variation decided for the experience at `position`.
-    mutating func remember(_ position: Int, _ variation: BucketedVariation?) {
+    /// Remembers the index of the variation decided for the experience at `position`.
+    mutating func remember(_ position: Int, _ variationIndex: Int?) {
+        let index = variationIndex ?? -1
         if positions.0 < 0 {
-            (positions.0, first) = (position, variation)
+            (positions.0, indexes.0) = (position, index)
         } else if positions.1 < 0 {
-            (positions.1, second) = (position, variation)
+            (positions.1, indexes.1) = (position, index)
         } else if positions.2 < 0 {
-            (positions.2, third) = (position, variation)
+            (positions.2, indexes.2) = (position, index)
         } else if positions.3 < 0 {
-            (positions.3, fourth) = (position, variation)
+            (positions.3, indexes.3) = (position, index)
         } else {
-            more[position] = .some(variation)
+            more[position] = index
         }
     }
 }

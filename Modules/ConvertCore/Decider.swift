@@ -115,12 +115,32 @@ struct Decider: ~Copyable {
         -> (variation: BucketedVariation?, decision: ExperienceDecision?) {
         let plan = installed.plans[position]
         if let forced = forcedVariation(plan) {
-            return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: false,
-                                      isForced: true), nil)
+            return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[forced], isStored: false,
+                                      isPreview: false, isForced: true), nil)
         }
         if let forced = previewVariation(plan.experience) {
-            return (BucketedVariation(experience: plan.experience, variation: forced, isStored: false, isPreview: true), nil)
+            return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[forced], isStored: false,
+                                      isPreview: true), nil)
         }
+        let (index, decision) = decideByEngine(plan, enableTracking: enableTracking)
+        guard let index else { return (nil, decision) }
+        return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[index],
+                                  isStored: !decision.isNew, isPreview: false), decision)
+    }
+
+    /// Decides, stores, tracks and announces as ``decideInDetail(position:enableTracking:)``
+    /// does; only the variation's index in the experience's variations (what a feature result
+    /// is looked up by), so no variation value is built.
+    mutating func decideIndex(position: Int, enableTracking: Bool) -> Int? {
+        let plan = installed.plans[position]
+        if let forced = forcedVariation(plan) { return forced }
+        if let forced = previewVariation(plan.experience) { return forced }
+        return decideByEngine(plan, enableTracking: enableTracking).index
+    }
+
+    /// The engine's decision for `plan`, recorded unless the call previews.
+    private mutating func decideByEngine(_ plan: ExperiencePlan, enableTracking: Bool)
+        -> (index: Int?, decision: ExperienceDecision) {
         var tracer = SilentTracer()
         readStored()
         let decision = DecisionEngine.decide(plan, self, tracer: &tracer)
@@ -133,9 +153,7 @@ struct Decider: ~Copyable {
             index = recorded.variationIndex
             if let data = recorded.data { stored = data }
         }
-        guard let index else { return (nil, decision) }
-        return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[index],
-                                  isStored: !decision.isNew, isPreview: false), decision)
+        return (index, decision)
     }
 
     /// How the experience at `position` would be decided, check by check, storing, tracking and
@@ -143,12 +161,14 @@ struct Decider: ~Copyable {
     mutating func trace(position: Int) -> DecisionTrace {
         let plan = installed.plans[position]
         let key = plan.key, experienceId = plan.experienceId
-        if let forced = forcedVariation(plan) {
+        if let index = forcedVariation(plan) {
+            let forced = plan.variationModels[index]
             return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId,
                                  steps: [.forced(variationId: forced.id)], reason: .forced,
                                  variationId: forced.id, variationKey: forced.key)
         }
-        if let forced = previewVariation(plan.experience) {
+        if let index = previewVariation(plan.experience) {
+            let forced = plan.variationModels[index]
             return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId,
                                  steps: [.preview(variationId: forced.id)], reason: .preview,
                                  variationId: forced.id, variationKey: forced.key)
@@ -161,16 +181,18 @@ struct Decider: ~Copyable {
                              reason: decision.reason, variationId: variation?.id, variationKey: variation?.key)
     }
 
-    /// The variation a QA override forces for this visitor, when it names one of the experience's.
-    private func forcedVariation(_ plan: ExperiencePlan) -> Variation? {
+    /// The index of the variation a QA override forces for this visitor, when it names one of
+    /// the experience's.
+    private func forcedVariation(_ plan: ExperiencePlan) -> Int? {
         guard let wanted = snapshot.overrides?.variation(forExperience: plan.key, visitorId: visitorId) else { return nil }
-        if let variation = plan.experience.variation(key: wanted) ?? plan.experience.variation(id: wanted) { return variation }
+        if let index = plan.experience.variationIndex(key: wanted) ?? plan.experience.variationIndex(id: wanted) { return index }
         runtime.log.warn("override for experience \(plan.key): no variation has the key or id \"\(wanted)\"; ignored")
         return nil
     }
 
-    private func previewVariation(_ experience: Experience) -> Variation? {
+    /// The index of the variation a preview forces, for the experience it names.
+    private func previewVariation(_ experience: Experience) -> Int? {
         guard let preview = snapshot.preview, preview.experienceId == experience.id else { return nil }
-        return experience.variation(id: preview.variationId)
+        return experience.variationIndex(id: preview.variationId)
     }
 }

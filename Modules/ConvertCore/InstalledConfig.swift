@@ -115,4 +115,11 @@ final class FeaturePlan: Sendable {
         guard let entry = variations[carrier].first(where: { $0.variation == variation }) else { return nil }
         return typeCasting ? entry.cast : entry.raw
     }
+
+    /// The result the variation at `variationIndex` in the carrier's variations gives, as
+    /// ``result(carrier:_:typeCasting:)``.
+    func result(carrier: Int, variationIndex: Int, typeCasting: Bool) -> BucketedFeature? {
+        let entry = variations[carrier][variationIndex]
+        return typeCasting ? entry.cast : entry.raw
+    }
 }

@@ -158,6 +158,12 @@ public struct Experience: Sendable, Hashable {
         storage.variations.first { $0.key == key }
     }
 
+    /// The position in ``variations`` of the variation with this id (as ``variation(id:)`` finds it).
+    package func variationIndex(id: String) -> Int? { storage.variationIndexById[id] }
+
+    /// The position in ``variations`` of the variation with this key (as ``variation(key:)`` finds it).
+    package func variationIndex(key: String) -> Int? { storage.variations.firstIndex { $0.key == key } }
+
     public static func == (lhs: Experience, rhs: Experience) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.id == rhs.id && lhs.key == rhs.key && lhs.name == rhs.name && lhs.type == rhs.type

@@ -31,6 +31,23 @@ private let experienceOne = "test-experience-ab-fullstack-1"
         #expect(context.variationDetail(forExperience: experienceOne).reason == .default, "cleared overrides decide again")
     }
 
+    @Test func aForcedVariationGivesItsFeaturesToo() async throws {
+        let harness = try await started()
+        var overrides = DecisionOverrides()
+        overrides.forceVariation("variation-1", forExperience: "test-experience-ab-fullstack-4")
+        harness.sdk.setOverrides(overrides)
+        // No attributes and no location: only the override gives this visitor a variation.
+        let context = harness.sdk.createContext(visitorId: "qa-features")
+        let one = context.feature("feature-1")
+        #expect(one.isEnabled && one.experienceKey == "test-experience-ab-fullstack-4" && one.variationId == "1003180878")
+        #expect(one.variables["caption"] == .string("Not allowed"))
+        let all = context.features()
+        #expect(all.first { $0.key == "feature-1" } == one, "features() agrees with feature(_:)")
+        #expect(all.filter(\.isEnabled).map(\.key) == ["feature-1", "feature-2"])
+        #expect(all.first { $0.key == "feature-2" }?.variationId == "1003180878")
+        #expect(context.featureDetail("feature-2").value == all.first { $0.key == "feature-2" })
+    }
+
     @Test func aVisitorsOwnOverrideWinsAndOthersAreUntouched() async throws {
         let harness = try await started()
         var overrides = DecisionOverrides()
