@@ -49,10 +49,11 @@ extension ConvertContext {
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
         if visitorIdProblem != nil {
-            _ = begin("trackConversion")
+            _ = decider("trackConversion")
             return .invalidVisitorId
         }
-        guard let (installed, snapshot) = begin("trackConversion") else { return .notReady }
+        guard let decider = decider("trackConversion") else { return .notReady }
+        let installed = decider.installed
         let config = installed.config
         guard let goal = config.goal(key: goalKey) else {
             runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
@@ -67,7 +68,7 @@ extension ConvertContext {
             runtime.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
             return .rulesNotMatched
         }
-        if snapshot.preview != nil {
+        if decider.snapshot.preview != nil {
             runtime.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
         }
@@ -85,7 +86,7 @@ extension ConvertContext {
         // Goal data given, even an empty list, makes a transaction, as in JavaScript.
         let sendTransaction = goalData != nil && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
-        guard snapshot.trackingEnabled else {
+        guard decider.snapshot.trackingEnabled else {
             runtime.log.debug("trackConversion \(goalKey): tracking is off")
             return .trackingDisabled
         }
@@ -97,14 +98,14 @@ extension ConvertContext {
                                       segments: segments, payload: payload)
             if runtime.ports.trackingSink.offer(event) {
                 count += 1
-                runtime.announceTracked(event, to: snapshot.trackingHooks)
+                runtime.announceTracked(event, to: decider.snapshot.trackingHooks)
             } else {
                 dropped += 1
             }
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
-        runtime.events.publish(.conversion, listening: snapshot.listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        runtime.events.publish(.conversion, listening: decider.snapshot.listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
         return dropped > 0 ? .dropped(eventCount: dropped) : .tracked(eventCount: count)
     }
 }

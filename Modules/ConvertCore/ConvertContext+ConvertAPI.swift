@@ -28,7 +28,7 @@ extension ConvertContext {
     public func updateVisitorProperties(_ properties: [String: JSONValue]) {
         let call = "updateVisitorProperties"
         if visitorIdProblem != nil {
-            _ = begin(call)
+            _ = decider(call)
             return
         }
         if isPreviewing {
@@ -40,7 +40,7 @@ extension ConvertContext {
         if !others.isEmpty { mergeVisitorProperties(others) }
         let report = VisitorSegments.reportValues(in: properties)
         guard !report.isEmpty else { return }
-        guard let (installed, _) = begin(call) else { return }
+        guard let installed = decider(call)?.installed else { return }
         runtime.ports.visitorStore.update(storeKey(installed)) { data in
             data.storeSegmentValues(report)
         }
@@ -53,9 +53,9 @@ extension ConvertContext {
     /// With a shared visitor store it is this instance's copy: ``loadVisitorData()`` first
     /// brings in what other instances stored.
     public func visitorData() -> VisitorData {
-        // `begin` stores the creation segments that waited for the first config, so they show.
-        guard let (installed, _) = begin("visitorData") else { return VisitorData() }
-        return runtime.ports.visitorStore.data(for: storeKey(installed)) ?? VisitorData()
+        // The decider's start stores the creation segments that waited for the first config.
+        guard let decider = decider("visitorData") else { return VisitorData() }
+        return runtime.ports.visitorStore.data(for: storeKey(decider.installed)) ?? VisitorData()
     }
 
     /// The entity of `kind` with this key in the installed config, `nil` before readiness or

@@ -80,13 +80,12 @@ extension ConvertContext {
                 ? .invalidVisitorId(problem: visitorIdProblem ?? "") : .notReady
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [step], reason: reason,
                                  variationId: nil, variationKey: nil)
-        case .ready(let installed, let snapshot):
-            guard let position = installed.experiencePosition(key: key) else {
+        case .ready(var decider):
+            guard let position = decider.installed.experiencePosition(key: key) else {
                 return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
                                      steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
                                      variationId: nil, variationKey: nil)
             }
-            var decider = decider(installed, snapshot)
             return decider.trace(position: position)
         }
     }
@@ -130,16 +129,4 @@ extension ConvertContext {
                                errorCode: error, gate: nil)
     }
 
-    /// The decider of one call, after ``start(_:recording:)``; `nil` (logged) when the call
-    /// cannot decide.
-    func decider(_ call: String) -> Decider? {
-        guard case .ready(let installed, let snapshot) = start(call, recording: true) else { return nil }
-        return decider(installed, snapshot)
-    }
-
-    /// This visitor's decider for a call that started on `installed` with `snapshot`.
-    func decider(_ installed: InstalledConfig, _ snapshot: Snapshot) -> Decider {
-        Decider(runtime: runtime, visitorId: visitorId, visitorHash: visitorHash, creationSegments: creationSegments,
-                installed: installed, snapshot: snapshot)
-    }
 }

@@ -68,10 +68,17 @@ extension ConvertContext {
     /// Explains, experience by experience, how the feature with `key` would be resolved, without
     /// storing, tracking or announcing anything. Synchronous.
     public func explanation(forFeature key: String) -> [DecisionTrace] {
-        guard case .ready(let installed, let snapshot) = start("explanation(forFeature:)", recording: false),
-              let feature = installed.config.feature(key: key) else { return [] }
-        var decider = decider(installed, snapshot)
-        return installed.config.carrierIndexes(featureId: feature.id).map { decider.trace(position: $0) }
+        switch start("explanation(forFeature:)", recording: false) {
+        case .refused:
+            return []
+        case .ready(var decider):
+            guard let feature = decider.config.feature(key: key) else { return [] }
+            var traces: [DecisionTrace] = []
+            for position in decider.config.carrierIndexes(featureId: feature.id) {
+                traces.append(decider.trace(position: position))
+            }
+            return traces
+        }
     }
 
     /// The seed API's name for ``feature(_:typeCasting:enableTracking:)``.

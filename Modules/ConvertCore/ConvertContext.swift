@@ -180,11 +180,10 @@ public final class ConvertContext: Sendable {
     /// Whether a preview is set.
     public var isPreviewing: Bool { state.withValue { $0.preview != nil } }
 
-    /// What one call reads of the context and the SDK, the visitor's data prefetched at the
-    /// context's creation, and the location answers the call's decisions share. A class made for
-    /// each call and kept by that call alone: handing it from the context to the decider and the
-    /// engine moves one reference, not a dozen.
-    final class Snapshot {
+    /// What one call reads of the context and the SDK, and the visitor's data prefetched at the
+    /// context's creation. Taken under the context's lock and moved into the call's decider,
+    /// which the engine borrows: no allocation of its own.
+    struct Snapshot: ~Copyable {
         let attributes: [String: JSONValue]
         let locationProperties: [String: JSONValue]
         let preview: PreviewTarget?
@@ -204,8 +203,6 @@ public final class ConvertContext: Sendable {
         /// for the context's first call (taken by its decider).
         var prefetched: VisitorData?
         let prefetchedNamespace: UInt64
-        /// The config's locations as the call's decisions matched them so far.
-        var locations = RuleMemo()
 
         /// - Parameters:
         ///   - hooks: the context's own hooks, run after the SDK's.
@@ -254,26 +251,29 @@ public final class ConvertContext: Sendable {
         return sdk + own
     }
 
-    /// How a call starts: ready to decide, or refused with the reason.
-    enum CallStart {
-        case ready(InstalledConfig, Snapshot)
+    /// How a call starts: with its decider, or refused with the reason.
+    enum CallStart: ~Copyable {
+        case ready(Decider)
         case refused(DecisionReason)
     }
 
-    /// What every call that reads or writes the visitor's data starts from: the installed
-    /// config and the context's state (so the data prefetched at creation serves the first call
-    /// only). Creation attributes' report keys that waited for the first config are stored
-    /// here, once, as `setDefaultSegments` would without announcing them: the JavaScript SDK
-    /// stores them when a context is created, so a returning visitor keeps them.
+    /// What every call that reads or writes the visitor's data starts from: its decider, on the
+    /// installed config and the context's state (so the data prefetched at creation serves the
+    /// first call only). Creation attributes' report keys that waited for the first config are
+    /// stored here, once, as `setDefaultSegments` would without announcing them: the JavaScript
+    /// SDK stores them when a context is created, so a returning visitor keeps them.
     /// `nil` (logged) when the visitor id is unusable or the SDK is not ready.
-    func begin(_ call: String) -> (installed: InstalledConfig, snapshot: Snapshot)? {
-        guard case .ready(let installed, let snapshot) = start(call, recording: true) else { return nil }
-        return (installed, snapshot)
+    func decider(_ call: String) -> Decider? {
+        switch start(call, recording: true) {
+        case .ready(let decider): return decider
+        case .refused: return nil
+        }
     }
 
     /// The one entry of every call: checks the visitor id, reads the SDK's decision state (from
     /// the context's own copy while nothing changed, so the context's lock is the only one
-    /// taken), and takes the call's snapshot. `recording: false` (explanations) stores nothing.
+    /// taken), and makes the call's decider on its snapshot. `recording: false` (explanations)
+    /// stores nothing.
     func start(_ call: String, recording: Bool) -> CallStart {
         if let visitorIdProblem {
             runtime.log.warn("\(call): \(visitorIdProblem); degraded result")
@@ -282,7 +282,9 @@ public final class ConvertContext: Sendable {
         let generation = runtime.changes.value
         let runtime = self.runtime, hash = visitorHash, deferred = creationSegmentsDeferred
         let networkTracking = runtime.configuration.networkTracking
-        let (decision, taken, storeSegments) = state.withValue { state -> (SDKRuntime.PublishedState, Snapshot?, Bool) in
+        // Filled under the lock; non-copyable, so it is moved into the decider, never copied.
+        var taken: Snapshot?
+        let (decision, storeSegments) = state.withValue { state -> (SDKRuntime.PublishedState, Bool) in
             let decision: SDKRuntime.PublishedState
             if let known = state.decision, state.generation == generation {
                 decision = known
@@ -291,17 +293,19 @@ public final class ConvertContext: Sendable {
                 state.decision = decision
                 state.generation = generation
             }
-            guard decision.fields.installed != nil else { return (decision, nil, false) }
+            guard decision.fields.installed != nil else { return (decision, false) }
             let storeSegments = recording && deferred && !state.creationSegmentsStored
             if storeSegments { state.creationSegmentsStored = true }
-            return (decision, Self.takeSnapshot(&state, decision, networkTracking: networkTracking), storeSegments)
+            taken = Self.takeSnapshot(&state, decision, networkTracking: networkTracking)
+            return (decision, storeSegments)
         }
-        guard let installed = decision.fields.installed, let snapshot = taken else {
+        guard let installed = decision.fields.installed, let snapshot = taken.take() else {
             runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
             return .refused(.notReady)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        return .ready(installed, snapshot)
+        return .ready(Decider(runtime: runtime, visitorId: visitorId, visitorHash: hash, creationSegments: creationSegments,
+                              installed: installed, snapshot: snapshot))
     }
 }
 

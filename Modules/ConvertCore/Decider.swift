@@ -20,6 +20,9 @@ struct Decider: ~Copyable {
     let installed: InstalledConfig
     /// What the call reads of the context.
     var snapshot: ConvertContext.Snapshot
+    /// The config's locations as the call's decisions matched them so far: location rules read
+    /// the location properties alone, so the call's other experiences reuse each answer.
+    private var locations = RuleMemo()
     /// The visitor's store key in `installed`'s namespace.
     var key: VisitorKey { installed.visitorKey(visitorId, visitorHash: visitorHash) }
     /// The visitor's data as this call last saw it: read (or taken from the data prefetched at
@@ -29,14 +32,14 @@ struct Decider: ~Copyable {
     private var storedRead = false
 
     init(runtime: SDKRuntime, visitorId: String, visitorHash: UInt64, creationSegments: ReportValues?,
-         installed: InstalledConfig, snapshot: ConvertContext.Snapshot) {
+         installed: InstalledConfig, snapshot: consuming ConvertContext.Snapshot) {
         self.runtime = runtime
         self.visitorId = visitorId
         self.visitorHash = visitorHash
         self.creationSegments = creationSegments
         self.installed = installed
         self.snapshot = snapshot
-        if snapshot.prefetchedNamespace == installed.namespaceHash, let prefetched = snapshot.prefetched.take() {
+        if self.snapshot.prefetchedNamespace == installed.namespaceHash, let prefetched = self.snapshot.prefetched.take() {
             stored = prefetched
             storedRead = true
         }
@@ -143,7 +146,9 @@ struct Decider: ~Copyable {
         -> (index: Int?, decision: ExperienceDecision) {
         var tracer = SilentTracer()
         readStored()
-        let decision = DecisionEngine.decide(plan, self, tracer: &tracer)
+        var memo = locations
+        let decision = DecisionEngine.decide(plan, self, memo: &memo, tracer: &tracer)
+        locations = memo
         for key in decision.unresolvedExperienceKeys {
             runtime.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
@@ -175,7 +180,8 @@ struct Decider: ~Copyable {
         }
         var tracer = RecordingTracer()
         readStored()
-        let decision = DecisionEngine.decide(plan, self, tracer: &tracer)
+        var memo = locations
+        let decision = DecisionEngine.decide(plan, self, memo: &memo, tracer: &tracer)
         let variation = decision.variation(in: plan)
         return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId, steps: tracer.steps,
                              reason: decision.reason, variationId: variation?.id, variationKey: variation?.key)

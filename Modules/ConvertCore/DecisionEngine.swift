@@ -62,9 +62,10 @@ extension ExperienceDecision {
 
 /// The decision pipeline of SPEC §4: filters, stored decision, locations, audiences, segments,
 /// bucketing. It reads the decider and reports; the caller stores, tracks and announces. The
-/// only thing it writes is the call's memo of location answers, in the snapshot.
+/// only thing it writes is the call's memo of location answers.
 enum DecisionEngine {
-    static func decide<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, tracer: inout T) -> ExperienceDecision {
+    static func decide<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, memo: inout RuleMemo,
+                                          tracer: inout T) -> ExperienceDecision {
         let installed = input.installed
         if plan.archived {
             tracer.record(.archived)
@@ -78,7 +79,7 @@ enum DecisionEngine {
         if T.recordsSteps { tracer.record(.storedDecision(variationId: storedIndex.map { plan.variationModels[$0].id })) }
         var decision = ExperienceDecision(reason: .notBucketed)
 
-        guard locationsPass(plan, input, &decision, tracer: &tracer) else {
+        guard locationsPass(plan, input, &decision, memo: &memo, tracer: &tracer) else {
             decision.reason = .locationNotMatched
             return decision
         }
@@ -127,7 +128,8 @@ enum DecisionEngine {
     }
 
     private static func locationsPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider,
-                                                         _ decision: inout ExperienceDecision, tracer: inout T) -> Bool {
+                                                         _ decision: inout ExperienceDecision, memo: inout RuleMemo,
+                                                         tracer: inout T) -> Bool {
         if plan.hasLocationIds {
             let indexes = plan.locationIndexes
             guard !indexes.isEmpty else {
@@ -148,11 +150,10 @@ enum DecisionEngine {
                     anyMatched = anyMatched || outcome.matched
                 }
             } else {
-                // Location rules read the location properties alone, so the call's snapshot
-                // keeps each location's answer for the call's other experiences.
-                let snapshot = input.snapshot, rules = input.installed.rules
-                (matched, unmatched, anyMatched) = rules.matchEach(indexes, { rules.input(properties) },
-                                                                   memo: &snapshot.locations)
+                // Location rules read the location properties alone, so the call's memo keeps
+                // each location's answer for the call's other experiences.
+                let rules = input.installed.rules
+                (matched, unmatched, anyMatched) = rules.matchEach(indexes, { rules.input(properties) }, memo: &memo)
             }
             decision.matchedLocations |= matched
             decision.unmatchedLocations |= unmatched

@@ -15,9 +15,11 @@ import Darwin
 /// let state = InlineLocked([String: Int]())
 /// state.withValue { $0["seen", default: 0] += 1 }
 /// ```
-package struct InlineLocked<Value> {
-    // The value is the buffer's header and the mutex its one element.
-    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+public struct InlineLocked<Value> {
+    // The value is the buffer's header and the mutex its one element. Inlinable, so a client
+    // creates its specialised buffer without a generic-metadata lookup per instance.
+    @usableFromInline
+    final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
             withUnsafeMutablePointerToElements { mutex in
                 pthread_mutex_destroy(mutex)
@@ -26,10 +28,11 @@ package struct InlineLocked<Value> {
         }
     }
 
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
     /// Holds `value`.
-    package init(_ value: consuming Value) {
+    @inlinable
+    public init(_ value: consuming Value) {
         // Moved into the buffer, not copied (a copy retains every reference the value holds).
         var pending = Optional(value)
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in pending.take()! }, to: Storage.self)
@@ -40,8 +43,8 @@ package struct InlineLocked<Value> {
     }
 
     /// Reads or changes the value in place, atomically; `body` must not call back into this lock.
-    @inline(__always)
-    package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { value, mutex in
             try withMutexHeld(mutex) { try body(&value.pointee) }
         }
