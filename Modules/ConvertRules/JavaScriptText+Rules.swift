@@ -4,9 +4,13 @@ import Foundation
 extension JavaScriptText {
     /// `lower(a) == loweredB`, without allocating when `a` is ASCII.
     static func lowercasedEquals(_ a: String, _ loweredB: String) -> Bool {
-        let ascii = a.withBorrowedUTF8 { x in loweredB.withBorrowedUTF8 { y in asciiLowercasedEquals(x, y) } }
-        if let ascii { return ascii }
-        return JavaScriptText.lowercased(a).utf8.elementsEqual(loweredB.utf8)
+        loweredB.withBorrowedUTF8 { lowercasedEquals(a, loweredBytes: $0) }
+    }
+
+    /// ``lowercasedEquals(_:_:)`` with the lowered text as its UTF-8 bytes.
+    static func lowercasedEquals(_ a: String, loweredBytes y: UnsafeBufferPointer<UInt8>) -> Bool {
+        if let ascii = a.withBorrowedUTF8({ asciiLowercasedEquals($0, y) }) { return ascii }
+        return JavaScriptText.lowercased(a).utf8.elementsEqual(y)
     }
 
     /// Whether ASCII `x` lowered equals `y`; `nil` when `x` is not ASCII.

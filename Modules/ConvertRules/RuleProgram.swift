@@ -1,9 +1,9 @@
 import ConvertJSON
 
 /// Rule sets compiled together for matching on the decision path: the leaves as plain values in
-/// one array, their lowered targets in another, and the keys they read numbered, so matching
-/// reads the visitor's values by number from a ``RuleInput`` and retains nothing per rule set or
-/// per leaf.
+/// one buffer, their lowered targets' bytes in another, and the keys they read numbered, so
+/// matching reads the visitor's values by number from a ``RuleInput`` and retains nothing per
+/// rule set or per leaf.
 ///
 /// It answers exactly as ``RuleSet/matches(_:membership:)``: the common forms (a missing value,
 /// case-insensitive equality with a string, numeric order with a number) are compiled; any other
@@ -23,8 +23,9 @@ package final class RuleProgram: Sendable {
         var whenAbsent: Bool
         /// The key's number in `keys`; -1 when the leaf has no key.
         var key: Int32
-        /// The lowered target: `targets[target]`.
-        var target: Int32
+        /// The lowered target: `targetCount` bytes at `targetStart` in the target bytes.
+        var targetStart: Int32
+        var targetCount: Int32
         /// The numeric target of an order leaf.
         var number: Double
     }
@@ -47,11 +48,14 @@ package final class RuleProgram: Sendable {
         var codeStart: Int32
     }
 
-    private let sets: [SetCode]
+    // The compiled program in buffers of its own, written once here and freed with it: matching
+    // reads them in place, where reading an array property retains its buffer at every use.
+    nonisolated(unsafe) private let sets: UnsafeMutableBufferPointer<SetCode>
     /// `[block count, (group count, (leaf count)…)…]` per rule set, one after another.
-    private let shape: [Int32]
-    private let codes: [Code]
-    private let targets: [String]
+    nonisolated(unsafe) private let shape: UnsafeMutableBufferPointer<Int32>
+    nonisolated(unsafe) private let codes: UnsafeMutableBufferPointer<Code>
+    /// Every lowered target's UTF-8 bytes, one after another.
+    nonisolated(unsafe) private let targetBytes: UnsafeMutableBufferPointer<UInt8>
     /// The leaves, parallel to `codes`, for the forms that are not compiled.
     private let leaves: [RuleLeaf]
     /// The rule sets, for those answered whole (a mutual-exclusion leaf decides them).
@@ -62,7 +66,7 @@ package final class RuleProgram: Sendable {
     /// Compiles `groups` of rule sets, numbered one group after another (the first set of the
     /// second group follows the last of the first).
     package init(_ groups: [[RuleSet?]]) {
-        var sets: [SetCode] = [], shape: [Int32] = [], codes: [Code] = [], targets: [String] = []
+        var sets: [SetCode] = [], shape: [Int32] = [], codes: [Code] = [], targetBytes: [UInt8] = []
         var leaves: [RuleLeaf] = [], ruleSets: [RuleSet?] = []
         var keyNames: [String] = [], keyNumbers: [String: Int32] = [:]
         for ruleSet in groups.joined() {
@@ -80,7 +84,8 @@ package final class RuleProgram: Sendable {
             shape += flat.shape
             for leaf in flat.leaves {
                 let s = leaf.storage
-                var code = Code(op: .general, negated: s.negated, whenAbsent: false, key: -1, target: 0, number: 0)
+                var code = Code(op: .general, negated: s.negated, whenAbsent: false, key: -1, targetStart: 0, targetCount: 0,
+                                number: 0)
                 guard s.invalidReason == nil, let matchType = s.matchType else {
                     code.op = .never
                     codes.append(code)
@@ -101,8 +106,9 @@ package final class RuleProgram: Sendable {
                 case .equals, .equalsNumber, .matches:
                     if let lowered = s.lowered {
                         code.op = .lowered
-                        code.target = Int32(targets.count)
-                        targets.append(lowered)
+                        code.targetStart = Int32(targetBytes.count)
+                        code.targetCount = Int32(lowered.utf8.count)
+                        targetBytes += lowered.utf8
                     }
                 case .less, .lessEqual:
                     if case .number(let target)? = s.ordered {
@@ -116,13 +122,27 @@ package final class RuleProgram: Sendable {
                 leaves.append(leaf)
             }
         }
-        self.sets = sets
-        self.shape = shape
-        self.codes = codes
-        self.targets = targets
+        self.sets = Self.buffer(sets)
+        self.shape = Self.buffer(shape)
+        self.codes = Self.buffer(codes)
+        self.targetBytes = Self.buffer(targetBytes)
         self.leaves = leaves
         self.ruleSets = ruleSets
         keys = KeyIndex(keyNames)
+    }
+
+    deinit {
+        sets.deallocate()
+        shape.deallocate()
+        codes.deallocate()
+        targetBytes.deallocate()
+    }
+
+    /// `elements` copied into a buffer of their own (plain values: nothing to deinitialise).
+    private static func buffer<Element>(_ elements: [Element]) -> UnsafeMutableBufferPointer<Element> {
+        let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: max(1, elements.count))
+        _ = buffer.initialize(from: elements)
+        return UnsafeMutableBufferPointer(rebasing: buffer[0..<elements.count])
     }
 
     /// The number of rule sets.
@@ -144,9 +164,7 @@ package final class RuleProgram: Sendable {
     /// Whether rule set `index` matches the input; `membership` as for
     /// ``RuleSet/matches(_:membership:)``.
     package func matches(_ index: Int, _ input: borrowing RuleInput, membership: (String) -> Bool? = { _ in nil }) -> Bool {
-        shape.withUnsafeBufferPointer { shape in
-            codes.withUnsafeBufferPointer { codes in answer(index, input, shape, codes, membership) }
-        }
+        answer(index, input, membership)
     }
 
     /// Which of the rule sets at `indexes` match the input, as bits (bit i for `indexes[i]`;
@@ -165,27 +183,22 @@ package final class RuleProgram: Sendable {
             return (matched, unmatched, any)
         }
         let read = input()
-        shape.withUnsafeBufferPointer { shape in
-            codes.withUnsafeBufferPointer { codes in
-                for position in indexes.indices {
-                    let index = indexes[position]
-                    let holds = memo.answer(index) ?? answer(index, read, shape, codes) { _ in nil }
-                    memo.remember(index, holds)
-                    note(position, holds)
-                }
-            }
+        for position in indexes.indices {
+            let index = indexes[position]
+            let holds = memo.answer(index) ?? answer(index, read) { _ in nil }
+            memo.remember(index, holds)
+            note(position, holds)
         }
         return (matched, unmatched, any)
     }
 
     @inline(__always)
-    private func answer(_ index: Int, _ input: borrowing RuleInput, _ shape: UnsafeBufferPointer<Int32>,
-                        _ codes: UnsafeBufferPointer<Code>, _ membership: (String) -> Bool?) -> Bool {
+    private func answer(_ index: Int, _ input: borrowing RuleInput, _ membership: (String) -> Bool?) -> Bool {
         let set = sets[index]
         guard set.shapeStart >= 0 else {
             return set.shapeStart == -2 ? ruleSets[index]!.matches(input.data, membership: membership) : false
         }
-        return FlatRules.anyBlockHolds(shape, at: Int(set.shapeStart), firstLeaf: Int(set.codeStart)) {
+        return FlatRules.anyBlockHolds(UnsafeBufferPointer(shape), at: Int(set.shapeStart), firstLeaf: Int(set.codeStart)) {
             holds(codes[$0], $0, input)
         }
     }
@@ -199,7 +212,8 @@ package final class RuleProgram: Sendable {
             switch code.op {
             case .lowered:
                 if case .string(let text) = value {
-                    return JavaScriptText.lowercasedEquals(text, targets[Int(code.target)]) != code.negated
+                    let target = UnsafeBufferPointer(rebasing: targetBytes[Int(code.targetStart)..<Int(code.targetStart + code.targetCount)])
+                    return JavaScriptText.lowercasedEquals(text, loweredBytes: target) != code.negated
                 }
             case .less, .lessEqual:
                 guard let order = PreparedValue.Comparable.order(PreparedValue.Comparable(value), .number(code.number))
