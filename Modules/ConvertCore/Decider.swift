@@ -180,7 +180,8 @@ struct Decider: ~Copyable {
         }
         var tracer = RecordingTracer()
         readStored()
-        var memo = locations
+        // A recording tracer evaluates every location itself: no memo is read or kept.
+        var memo = RuleMemo()
         let decision = DecisionEngine.decide(plan, self, memo: &memo, tracer: &tracer)
         let variation = decision.variation(in: plan)
         return DecisionTrace(experienceKey: key, experienceId: experienceId, visitorId: visitorId, steps: tracer.steps,

@@ -84,8 +84,9 @@ final class InstalledConfig: Sendable {
 final class FeaturePlan: Sendable {
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
     let carriers: [Int]
-    /// Parallel to `carriers`: each variation of the carrier with the result it gives (`nil`
-    /// when it has no change for the feature), with raw and with cast variables.
+    /// Parallel to `carriers`: each variation of the carrier, in the experience's own order (so a
+    /// decision's variation index finds its entry), with the result it gives (`nil` when it has
+    /// no change for the feature), with raw and with cast variables.
     let variations: [[(variation: Variation, raw: BucketedFeature?, cast: BucketedFeature?)]]
     /// The result when no carrier switches the feature on; its key, id and name are the
     /// feature's.

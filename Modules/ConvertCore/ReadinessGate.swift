@@ -56,6 +56,8 @@ final class ReadinessGate: Sendable {
     /// Returns once the gate opens; throws its failure, or ``ConvertError/cancelled`` when the
     /// waiting task is cancelled.
     func wait() async throws {
+        // Settled: answered without suspending, so a busy cooperative pool cannot delay it.
+        if let settled { return try settled.get() }
         let id = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

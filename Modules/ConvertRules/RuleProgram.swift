@@ -140,6 +140,7 @@ package final class RuleProgram: Sendable {
 
     /// `elements` copied into a buffer of their own (plain values: nothing to deinitialise).
     private static func buffer<Element>(_ elements: [Element]) -> UnsafeMutableBufferPointer<Element> {
+        assert(_isPOD(Element.self), "freed without deinitialising")
         let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: max(1, elements.count))
         _ = buffer.initialize(from: elements)
         return UnsafeMutableBufferPointer(rebasing: buffer[0..<elements.count])
@@ -150,7 +151,10 @@ package final class RuleProgram: Sendable {
 
     /// Whether rule set `index` is decided by a mutual-exclusion leaf, so matching it asks the
     /// membership resolver.
-    package func asksMembership(_ index: Int) -> Bool { sets[index].shapeStart == -2 }
+    package func asksMembership(_ index: Int) -> Bool {
+        precondition(sets.indices.contains(index), "no rule set \(index)")
+        return sets[index].shapeStart == -2
+    }
 
     /// `data` read against this program's keys.
     package func input(_ data: [String: JSONValue]) -> RuleInput {
@@ -164,7 +168,9 @@ package final class RuleProgram: Sendable {
     /// Whether rule set `index` matches the input; `membership` as for
     /// ``RuleSet/matches(_:membership:)``.
     package func matches(_ index: Int, _ input: borrowing RuleInput, membership: (String) -> Bool? = { _ in nil }) -> Bool {
-        answer(index, input, membership)
+        // The buffers are not bounds-checked: a bad index traps here instead.
+        precondition(sets.indices.contains(index), "no rule set \(index)")
+        return answer(index, input, membership)
     }
 
     /// Which of the rule sets at `indexes` match the input, as bits (bit i for `indexes[i]`;
@@ -185,6 +191,7 @@ package final class RuleProgram: Sendable {
         let read = input()
         for position in indexes.indices {
             let index = indexes[position]
+            precondition(sets.indices.contains(index), "no rule set \(index)")
             let holds = memo.answer(index) ?? answer(index, read) { _ in nil }
             memo.remember(index, holds)
             note(position, holds)
@@ -212,7 +219,7 @@ package final class RuleProgram: Sendable {
             switch code.op {
             case .lowered:
                 if case .string(let text) = value {
-                    let target = UnsafeBufferPointer(rebasing: targetBytes[Int(code.targetStart)..<Int(code.targetStart + code.targetCount)])
+                    let target = UnsafeBufferPointer(rebasing: targetBytes[Int(code.targetStart)..<Int(code.targetStart) + Int(code.targetCount)])
                     return JavaScriptText.lowercasedEquals(text, loweredBytes: target) != code.negated
                 }
             case .less, .lessEqual:

@@ -98,22 +98,23 @@ import Testing
         let cached = try Fixtures.data(.staticConfig)
         let live = try Fixtures.data(.cdnConfigBaseline)
         // The network answers only once ready() has returned, so the cache must have served it.
-        let networkMayAnswer = DispatchSemaphore(value: 0)
+        // A flag, not a semaphore: every request waits for it, a retried one included.
+        let networkMayAnswer = Locked(false)
         let server = try LoopbackHTTPServer { _ in
-            _ = networkMayAnswer.wait(timeout: .now() + 60)
+            while !networkMayAnswer.value { Thread.sleep(forTimeInterval: 0.005) }
             return configReply(live)
         }
         let cache = MemoryByteStore(["config-k-default.json": cached])
         let logs = RecordingLogSink()
         let harness = TestSDK(data: nil)
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k"), ports: ConvertPorts(
-            configSource: source(server, cache: cache, logs: logs, timeout: .seconds(10), refresh: .seconds(3600)),
+            configSource: source(server, cache: cache, logs: logs, timeout: .patience, refresh: .seconds(3600)),
             visitorStore: harness.store,
             visitorIdStore: harness.idStore, trackingSink: harness.sink, logSink: logs))
         let recorder = await EventRecorder(sdk, events: [.ready, .configUpdated])
         try await sdk.ready(timeout: .patience)
         #expect(sdk.config?.experiences.count == 2, "a cached config makes ready() resolve before the network")
-        networkMayAnswer.signal()
+        networkMayAnswer.set(true)
         try await recorder.wait(for: .configUpdated, timeout: .patience)
         #expect(sdk.config?.experiences.count == 4)
         #expect(try cache.read("config-k-default.json") == live)

@@ -246,7 +246,8 @@ private func goals(_ requests: [LoopbackHTTPServer.Request]) -> [String] {
         let server = try LoopbackHTTPServer(keepsConnectionsAlive: true) { request in
             String(decoding: request.body, as: UTF8.self) == "two" ? .drop : .respond(status: 200)
         }
-        let transport = URLSessionTransport()
+        // No answer deadline to fall back on: only noticing the drop itself ends the request early.
+        let transport = URLSessionTransport(postAnswerDeadline: .patience)
         let url = try #require(URL(string: server.baseURL + "/track"))
         _ = try await transport.send(HTTPRequest(method: .post, url: url, body: Data("one".utf8), timeout: .seconds(120)))
         let start = ContinuousClock.now
