@@ -17,7 +17,7 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
 
     // One shared immutable box: a feature's results are built when a config is installed, one
     // per carrier variation, so handing one out costs one retain instead of one per field.
-    private final class Storage: Sendable {
+    private struct Fields: Sendable, Hashable {
         let key: String
         let id: String?
         let name: String?
@@ -27,18 +27,13 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
         let variationId: String?
         let variationKey: String?
         let variables: [String: JSONValue]
+    }
 
-        init(key: String, id: String?, name: String?, status: Status, experienceId: String?, experienceKey: String?,
-             variationId: String?, variationKey: String?, variables: [String: JSONValue]) {
-            self.key = key
-            self.id = id
-            self.name = name
-            self.status = status
-            self.experienceId = experienceId
-            self.experienceKey = experienceKey
-            self.variationId = variationId
-            self.variationKey = variationKey
-            self.variables = variables
+    private final class Storage: Sendable {
+        let fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
         }
     }
 
@@ -46,59 +41,43 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
 
     init(key: String, id: String?, name: String?, status: Status, experienceId: String?, experienceKey: String?,
          variationId: String?, variationKey: String?, variables: [String: JSONValue]) {
-        storage = Storage(key: key, id: id, name: name, status: status, experienceId: experienceId,
-                          experienceKey: experienceKey, variationId: variationId, variationKey: variationKey,
-                          variables: variables)
+        storage = Storage(Fields(key: key, id: id, name: name, status: status, experienceId: experienceId,
+                                 experienceKey: experienceKey, variationId: variationId, variationKey: variationKey,
+                                 variables: variables))
     }
 
     /// The feature key asked for.
-    public var key: String { storage.key }
+    public var key: String { storage.fields.key }
     /// The feature id, `nil` when the key names no feature.
-    public var id: String? { storage.id }
+    public var id: String? { storage.fields.id }
     /// The feature's name.
-    public var name: String? { storage.name }
+    public var name: String? { storage.fields.name }
     /// Whether the feature is on for the visitor.
-    public var status: Status { storage.status }
+    public var status: Status { storage.fields.status }
     /// The experience and variation that switched the feature on.
-    public var experienceId: String? { storage.experienceId }
+    public var experienceId: String? { storage.fields.experienceId }
     /// The key of that experience.
-    public var experienceKey: String? { storage.experienceKey }
+    public var experienceKey: String? { storage.fields.experienceKey }
     /// The id of the variation that carries the feature.
-    public var variationId: String? { storage.variationId }
+    public var variationId: String? { storage.fields.variationId }
     /// The key of that variation.
-    public var variationKey: String? { storage.variationKey }
+    public var variationKey: String? { storage.fields.variationKey }
     /// The variables, cast to their declared types unless casting was switched off.
-    public var variables: [String: JSONValue] { storage.variables }
+    public var variables: [String: JSONValue] { storage.fields.variables }
 
     /// Whether two results are the same feature, status, carrier and variables.
     public static func == (lhs: BucketedFeature, rhs: BucketedFeature) -> Bool {
-        lhs.storage === rhs.storage
-            || (lhs.key == rhs.key && lhs.id == rhs.id && lhs.name == rhs.name && lhs.status == rhs.status
-                && lhs.experienceId == rhs.experienceId && lhs.experienceKey == rhs.experienceKey
-                && lhs.variationId == rhs.variationId && lhs.variationKey == rhs.variationKey
-                && lhs.variables == rhs.variables)
-    }
-
-    /// The fields, for `print`, `dump` and the debugger (the box behind them is not shown).
-    public var customMirror: Mirror {
-        Mirror(self, children: ["key": key, "id": id as Any, "name": name as Any, "status": status,
-                                "experienceId": experienceId as Any, "experienceKey": experienceKey as Any,
-                                "variationId": variationId as Any, "variationKey": variationKey as Any,
-                                "variables": variables],
-               displayStyle: .struct)
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }
 
     /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-        hasher.combine(id)
-        hasher.combine(name)
-        hasher.combine(status)
-        hasher.combine(experienceId)
-        hasher.combine(experienceKey)
-        hasher.combine(variationId)
-        hasher.combine(variationKey)
-        hasher.combine(variables)
+        hasher.combine(storage.fields)
+    }
+
+    /// The fields, for `print`, `dump` and the debugger (the box behind them is not shown).
+    public var customMirror: Mirror {
+        Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct)
     }
 
     /// Whether ``status`` is ``Status/enabled``.

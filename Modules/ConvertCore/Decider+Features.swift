@@ -57,23 +57,22 @@ extension Decider {
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
-            let result: BucketedFeature?
+            let variationIndex: Int?
             if details != nil {
-                let detail = decided.details[index] ?? detail(position: index, enableTracking: enableTracking)
-                decided.details[index] = detail
-                details?.append(detail)
-                result = detail.value.flatMap { plan.result(carrier: carrier, $0.variation, typeCasting: typeCasting) }
+                let known = decided.details[index] ?? detailAndIndex(position: index, enableTracking: enableTracking)
+                decided.details[index] = known
+                details?.append(known.detail)
+                variationIndex = known.variationIndex
+            } else if let cached = decided.variationIndex(index) {
+                variationIndex = cached
             } else {
-                let variationIndex: Int?
-                if let cached = decided.variationIndex(index) {
-                    variationIndex = cached
-                } else {
-                    variationIndex = decideIndex(position: index, enableTracking: enableTracking)
-                    decided.remember(index, variationIndex)
-                }
-                result = variationIndex.flatMap { plan.result(carrier: carrier, variationIndex: $0, typeCasting: typeCasting) }
+                variationIndex = decideIndex(position: index, enableTracking: enableTracking).index
+                decided.remember(index, variationIndex)
             }
-            if let result { return result }
+            if let variationIndex, let result = plan.result(carrier: carrier, variationIndex: variationIndex,
+                                                           typeCasting: typeCasting) {
+                return result
+            }
         }
         return plan.disabled
     }
@@ -97,8 +96,9 @@ struct DecidedCarriers {
     private var positions: (Int, Int, Int, Int) = (-1, -1, -1, -1)
     private var indexes: (Int, Int, Int, Int) = (-1, -1, -1, -1)
     private var more: [Int: Int] = [:]
-    /// By experience position; empty (no allocation) on the plain path.
-    var details: [Int: VariationDetail] = [:]
+    /// By experience position, with the variation's index; empty (no allocation) on the plain
+    /// path.
+    var details: [Int: (detail: VariationDetail, variationIndex: Int?)] = [:]
 
     /// The index of the variation decided for the experience at `position` (`.some(nil)`:
     /// none), or `nil` when it was not decided yet.

@@ -95,55 +95,51 @@ struct Decider: ~Copyable {
     }
 
     mutating func decide(position: Int, enableTracking: Bool) -> BucketedVariation? {
-        decideInDetail(position: position, enableTracking: enableTracking).variation
+        let (index, source) = decideIndex(position: position, enableTracking: enableTracking)
+        return variation(index, of: installed.plans[position], source)
     }
 
     /// Decides, stores, tracks and announces, and describes the outcome.
     mutating func detail(position: Int, enableTracking: Bool) -> VariationDetail {
-        let plan = installed.plans[position]
-        let decided = decideInDetail(position: position, enableTracking: enableTracking)
-        guard let decision = decided.decision else {
-            return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: .static,
-                                   decisionReason: decided.variation?.isForced == true ? .forced : .preview,
-                                   errorCode: nil, gate: nil)
-        }
-        let (reason, error) = decision.reason.evaluation(targeted: decision.targeted(plan))
-        return VariationDetail(experienceKey: plan.key, value: decided.variation, reason: reason,
-                               decisionReason: decision.reason, errorCode: error, gate: decision.gate(plan, installed))
+        detailAndIndex(position: position, enableTracking: enableTracking).detail
     }
 
-    /// Decides, stores, tracks and announces; with what the engine found (`nil` for a forced or
-    /// previewed variation).
-    mutating func decideInDetail(position: Int, enableTracking: Bool)
-        -> (variation: BucketedVariation?, decision: ExperienceDecision?) {
+    /// ``detail(position:enableTracking:)``, with the index of the variation in the
+    /// experience's variations.
+    mutating func detailAndIndex(position: Int, enableTracking: Bool) -> (detail: VariationDetail, variationIndex: Int?) {
         let plan = installed.plans[position]
-        if let forced = forcedVariation(plan) {
-            return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[forced], isStored: false,
-                                      isPreview: false, isForced: true), nil)
+        let (index, source) = decideIndex(position: position, enableTracking: enableTracking)
+        let value = variation(index, of: plan, source)
+        let detail: VariationDetail
+        switch source {
+        case .forced, .previewed:
+            detail = VariationDetail(experienceKey: plan.key, value: value, reason: .static,
+                                     decisionReason: value?.isForced == true ? .forced : .preview, errorCode: nil, gate: nil)
+        case .decided(let decision):
+            let (reason, error) = decision.reason.evaluation(targeted: decision.targeted(plan))
+            detail = VariationDetail(experienceKey: plan.key, value: value, reason: reason, decisionReason: decision.reason,
+                                     errorCode: error, gate: decision.gate(plan, installed))
         }
-        if let forced = previewVariation(plan.experience) {
-            return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[forced], isStored: false,
-                                      isPreview: true), nil)
-        }
-        let (index, decision) = decideByEngine(plan, enableTracking: enableTracking)
-        guard let index else { return (nil, decision) }
-        return (BucketedVariation(experience: plan.experience, variation: plan.variationModels[index],
-                                  isStored: !decision.isNew, isPreview: false), decision)
+        return (detail, index)
     }
 
-    /// Decides, stores, tracks and announces as ``decideInDetail(position:enableTracking:)``
-    /// does; only the variation's index in the experience's variations (what a feature result
-    /// is looked up by), so no variation value is built.
-    mutating func decideIndex(position: Int, enableTracking: Bool) -> Int? {
-        let plan = installed.plans[position]
-        if let forced = forcedVariation(plan) { return forced }
-        if let forced = previewVariation(plan.experience) { return forced }
-        return decideByEngine(plan, enableTracking: enableTracking).index
+    /// How a decision of one experience came about.
+    enum DecisionSource {
+        /// A QA override forced the variation.
+        case forced
+        /// A preview forced the variation.
+        case previewed
+        /// The engine decided, finding this.
+        case decided(ExperienceDecision)
     }
 
-    /// The engine's decision for `plan`, recorded unless the call previews.
-    private mutating func decideByEngine(_ plan: ExperiencePlan, enableTracking: Bool)
-        -> (index: Int?, decision: ExperienceDecision) {
+    /// Decides, stores, tracks and announces: the index of the variation in the experience's
+    /// variations (what a feature result is looked up by; no variation value is built) and how
+    /// it came about.
+    mutating func decideIndex(position: Int, enableTracking: Bool) -> (index: Int?, source: DecisionSource) {
+        let plan = installed.plans[position]
+        if let forced = forcedVariation(plan) { return (forced, .forced) }
+        if let previewed = previewVariation(plan.experience) { return (previewed, .previewed) }
         var tracer = SilentTracer()
         readStored()
         var memo = locations
@@ -152,13 +148,27 @@ struct Decider: ~Copyable {
         for key in decision.unresolvedExperienceKeys {
             runtime.log.warn("experience \(plan.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
         }
-        var index = decision.variationIndex
-        if snapshot.preview == nil {
-            let recorded = record(decision, plan, enableTracking: enableTracking)
-            index = recorded.variationIndex
-            if let data = recorded.data { stored = data }
+        // A preview records nothing.
+        guard snapshot.preview == nil else { return (decision.variationIndex, .decided(decision)) }
+        let recorded = record(decision, plan, enableTracking: enableTracking)
+        if let data = recorded.data { stored = data }
+        return (recorded.variationIndex, .decided(decision))
+    }
+
+    /// The variation at `index` in `plan`'s variations, as `source` gave it.
+    private func variation(_ index: Int?, of plan: ExperiencePlan, _ source: DecisionSource) -> BucketedVariation? {
+        guard let index else { return nil }
+        let variation = plan.variationModels[index]
+        switch source {
+        case .forced:
+            return BucketedVariation(experience: plan.experience, variation: variation, isStored: false, isPreview: false,
+                                     isForced: true)
+        case .previewed:
+            return BucketedVariation(experience: plan.experience, variation: variation, isStored: false, isPreview: true)
+        case .decided(let decision):
+            return BucketedVariation(experience: plan.experience, variation: variation, isStored: !decision.isNew,
+                                     isPreview: false)
         }
-        return (index, decision)
     }
 
     /// How the experience at `position` would be decided, check by check, storing, tracking and

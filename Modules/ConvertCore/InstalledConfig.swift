@@ -84,10 +84,10 @@ final class InstalledConfig: Sendable {
 final class FeaturePlan: Sendable {
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
     let carriers: [Int]
-    /// Parallel to `carriers`: each variation of the carrier, in the experience's own order (so a
-    /// decision's variation index finds its entry), with the result it gives (`nil` when it has
-    /// no change for the feature), with raw and with cast variables.
-    let variations: [[(variation: Variation, raw: BucketedFeature?, cast: BucketedFeature?)]]
+    /// Parallel to `carriers`: for each variation of the carrier, in the experience's own order
+    /// (so a decision's variation index finds its entry), the result it gives with raw and with
+    /// cast variables (`nil` when it has no change for the feature).
+    let variations: [[(raw: BucketedFeature?, cast: BucketedFeature?)]]
     /// The result when no carrier switches the feature on; its key, id and name are the
     /// feature's.
     let disabled: BucketedFeature
@@ -97,28 +97,22 @@ final class FeaturePlan: Sendable {
         variations = carriers.map { position in
             let experience = config.experiences[position]
             return experience.variations.map { variation in
-                guard let raw = variation.featureChange(featureId: feature.id)?.variables else { return (variation, nil, nil) }
+                guard let raw = variation.featureChange(featureId: feature.id)?.variables else { return (nil, nil) }
                 func result(_ variables: [String: JSONValue]) -> BucketedFeature {
                     BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: .enabled,
                                     experienceId: experience.id, experienceKey: experience.key, variationId: variation.id,
                                     variationKey: variation.key, variables: variables)
                 }
-                return (variation, result(raw), result(FeatureCasting.cast(raw, feature)))
+                return (result(raw), result(FeatureCasting.cast(raw, feature)))
             }
         }
         disabled = .disabled(key: feature.key, feature: feature)
     }
 
-    /// The result `variation` of carrier `carrier` gives, `nil` when it does not switch the
-    /// feature on; `typeCasting` picks the cast or the raw variables. Every variation a decision
-    /// gives (bucketed, stored, forced or previewed) is one of the carrier's own.
-    func result(carrier: Int, _ variation: Variation, typeCasting: Bool) -> BucketedFeature? {
-        guard let entry = variations[carrier].first(where: { $0.variation == variation }) else { return nil }
-        return typeCasting ? entry.cast : entry.raw
-    }
-
-    /// The result the variation at `variationIndex` in the carrier's variations gives, as
-    /// ``result(carrier:_:typeCasting:)``.
+    /// The result the variation at `variationIndex` in carrier `carrier`'s variations gives,
+    /// `nil` when it does not switch the feature on; `typeCasting` picks the cast or the raw
+    /// variables. Every variation a decision gives (bucketed, stored, forced or previewed) is
+    /// one of the carrier's own.
     func result(carrier: Int, variationIndex: Int, typeCasting: Bool) -> BucketedFeature? {
         let entry = variations[carrier][variationIndex]
         return typeCasting ? entry.cast : entry.raw

@@ -215,7 +215,8 @@ package final class RuleProgram: Sendable {
     private func holds(_ code: Code, _ index: Int, _ input: borrowing RuleInput) -> Bool {
         if code.op == .never { return false }
         guard code.key >= 0 else { return code.whenAbsent }
-        let compiled: Bool?? = input.withValue(code.key, absent: .some(code.whenAbsent)) { value in
+        // `nil`: a form the program does not compile, answered by the leaf itself.
+        let compiled: Bool? = input.withValue(code.key, absent: code.whenAbsent) { value in
             switch code.op {
             case .lowered:
                 if case .string(let text) = value {
@@ -229,10 +230,9 @@ package final class RuleProgram: Sendable {
             case .never, .general:
                 break
             }
-            return .none
+            return nil
         }
-        if let compiled, let answer = compiled { return answer }
-        return leaves[index].holds(input.data)
+        return compiled ?? leaves[index].holds(input.data)
     }
 }
 
