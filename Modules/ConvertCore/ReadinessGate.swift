@@ -3,53 +3,34 @@ import Foundation
 
 /// A latch that opens once (or fails once) and releases every waiter.
 final class ReadinessGate: Sendable {
-    private enum Phase {
-        case pending
-        case open
-        case failed(ConvertError)
-    }
-
     private struct State {
-        var phase = Phase.pending
+        /// `nil` while pending.
+        var outcome: Result<Void, ConvertError>?
         var waiters: [UUID: CheckedContinuation<Void, any Error>] = [:]
     }
 
     private let state = Locked(State())
 
-    var isOpen: Bool {
-        state.withValue { if case .open = $0.phase { return true } else { return false } }
-    }
-
     /// How the gate settled: `nil` while it is pending.
-    var settled: Result<Void, ConvertError>? {
-        state.withValue { state in
-            switch state.phase {
-            case .pending: return nil
-            case .open: return .success(())
-            case .failed(let error): return .failure(error)
-            }
-        }
-    }
+    var settled: Result<Void, ConvertError>? { state.withValue { $0.outcome } }
 
     /// Opens the gate; returns false when it was already settled.
     @discardableResult
-    func open() -> Bool { settle(.open) }
+    func open() -> Bool { settle(.success(())) }
 
     /// Fails the gate unless it already opened; returns false when it was already settled.
     @discardableResult
-    func fail(_ error: ConvertError) -> Bool { settle(.failed(error)) }
+    func fail(_ error: ConvertError) -> Bool { settle(.failure(error)) }
 
-    private func settle(_ new: Phase) -> Bool {
+    private func settle(_ outcome: Result<Void, ConvertError>) -> Bool {
         let released: [CheckedContinuation<Void, any Error>]? = state.withValue { state in
-            guard case .pending = state.phase else { return nil }
-            state.phase = new
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }
         guard let released else { return false }
-        for waiter in released {
-            if case .failed(let error) = new { waiter.resume(throwing: error) } else { waiter.resume() }
-        }
+        for waiter in released { waiter.resume(with: outcome.mapError { $0 }) }
         return true
     }
 
@@ -62,14 +43,10 @@ final class ReadinessGate: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let immediate: Result<Void, ConvertError>? = state.withValue { state in
-                    switch state.phase {
-                    case .open: return .success(())
-                    case .failed(let error): return .failure(error)
-                    case .pending:
-                        if Task.isCancelled { return .failure(.cancelled) }
-                        state.waiters[id] = continuation
-                        return nil
-                    }
+                    if let outcome = state.outcome { return outcome }
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    state.waiters[id] = continuation
+                    return nil
                 }
                 if let immediate { continuation.resume(with: immediate) }
             }

@@ -214,7 +214,8 @@ final class SDKRuntime: Sendable {
             readiness.fail(.invalidConfiguration("\(error)"))
             return
         }
-        if !readiness.isOpen && !Task.isCancelled {
+        // A gate that already opened (or failed) stays as it is.
+        if !Task.isCancelled {
             readiness.fail(.invalidConfiguration("the config source ended without delivering a config"))
         }
     }
