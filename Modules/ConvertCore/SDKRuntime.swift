@@ -164,12 +164,15 @@ final class SDKRuntime: Sendable {
         // Fingerprints are parsed only when a document with other bytes follows one installed,
         // and outside the lock; again inside it only if another install came in between.
         let seen = owned.withValue { $0.installed }
-        let nextFingerprint = seen.map { _ in next.fingerprint }
-        let changedSinceSeen = seen.map { $0.fingerprint != nextFingerprint } ?? true
+        let nextFingerprint: JSONValue? = seen == nil ? .none : next.fingerprint
+        func differs(from installed: InstalledConfig?) -> Bool {
+            guard let installed else { return true }
+            return installed.fingerprint != (nextFingerprint ?? next.fingerprint)
+        }
+        let changedSinceSeen = differs(from: seen)
         let (previous, changed): (InstalledConfig?, Bool) = owned.withValue { owned in
             let previous = owned.installed
-            let changed = previous === seen ? changedSinceSeen
-                : previous.map { $0.fingerprint != nextFingerprint ?? next.fingerprint } ?? true
+            let changed = previous === seen ? changedSinceSeen : differs(from: previous)
             if changed {
                 owned.installed = next
                 publish { $0.installed = next }
