@@ -311,10 +311,10 @@ private final class SegmentsBox: Sendable {
 
     /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
     /// and devices, so one box serves them all instead of ~130 bytes per visitor. The table is
-    /// split in stripes chosen by the value and the calling thread, so threads storing segments
-    /// neither queue for one lock nor share one box's reference count (a value has at most one
-    /// box per stripe). The calling thread's own stripe remembers the box it handed out last:
-    /// the next visitor mostly has the same values, found there without hashing them.
+    /// split in stripes chosen by the calling thread's number, so up to 16 threads storing
+    /// segments neither queue for one lock nor share one box's reference count (every copy of a
+    /// visitor's data counts on its box). A stripe remembers the box it handed out last: the
+    /// next visitor mostly has the same values, found there without hashing them.
     static func interned(_ value: [String: JSONValue]) -> SegmentsBox {
         interned(matching: { $0 == value }, value)
     }
@@ -326,16 +326,9 @@ private final class SegmentsBox: Sendable {
 
     private static func interned(matching matches: ([String: JSONValue]) -> Bool,
                                  _ value: @autoclosure () -> [String: JSONValue]) -> SegmentsBox {
-        let thread = currentThreadHash()
-        let home = stripes[Int(truncatingIfNeeded: thread >> 60) & (stripes.count - 1)]
+        let home = stripes[Int(truncatingIfNeeded: currentThreadNumber()) & (stripes.count - 1)]
         if let last = home.last(matching: matches) { return last }
-        let value = value()
-        var hasher = Hasher()
-        hasher.combine(value)
-        hasher.combine(thread)
-        let box = stripes[Int(truncatingIfNeeded: UInt(bitPattern: hasher.finalize())) & (stripes.count - 1)].intern(value)
-        home.remember(box)
-        return box
+        return home.intern(value())
     }
 
     private static let stripes = (0..<16).map { _ in Interner() }
@@ -355,18 +348,18 @@ private final class Interner: Sendable {
         table.withValue { table in table.last.flatMap { matches($0.values) ? $0 : nil } }
     }
 
-    func remember(_ box: SegmentsBox) {
-        table.withValue { $0.last = box }
-    }
-
-    /// The box for `value`.
+    /// The box for `value`, remembered as the one last handed out.
     func intern(_ value: [String: JSONValue]) -> SegmentsBox {
         table.withValue { table in
-            if let box = table.boxes[value] { return box }
+            if let box = table.boxes[value] {
+                table.last = box
+                return box
+            }
             // Bounded: a flood of distinct values only costs the sharing, never memory.
             if table.boxes.count >= 1024 { table.boxes.removeAll(keepingCapacity: true) }
             let box = SegmentsBox(value)
             table.boxes[value] = box
+            table.last = box
             return box
         }
     }

@@ -7,10 +7,26 @@ import Synchronization
 ///
 /// A writer changes the state first and then calls ``advance()``; a reader loads ``value``
 /// first and then copies the state, so a copy is never newer-numbered than what it holds.
-package final class ChangeCounter: Sendable {
+public final class ChangeCounter: Sendable {
+    #if canImport(Synchronization) && !canImport(Darwin)
+    // Held directly where atomics need no availability check: a reader then calls nothing it
+    // must keep an object alive for, so reading retains nothing another thread also counts on.
+    @usableFromInline let number = Atomic<UInt64>(0)
+
+    /// A counter at zero.
+    public init() {}
+
+    /// The current number.
+    @inlinable
+    public var value: UInt64 { number.load(ordering: .acquiring) }
+
+    /// Moves the number on, after the state it guards has changed.
+    public func advance() { number.add(1, ordering: .releasing) }
+    #else
     private let storage: any CounterStorage
 
-    package init() {
+    /// A counter at zero.
+    public init() {
         #if canImport(Synchronization)
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             storage = AtomicCounterStorage()
@@ -22,12 +38,14 @@ package final class ChangeCounter: Sendable {
 
     /// The current number.
     @inline(__always)
-    package var value: UInt64 { storage.load() }
+    public var value: UInt64 { storage.load() }
 
     /// Moves the number on, after the state it guards has changed.
-    package func advance() { storage.advance() }
+    public func advance() { storage.advance() }
+    #endif
 }
 
+#if !(canImport(Synchronization) && !canImport(Darwin))
 private protocol CounterStorage: AnyObject, Sendable {
     func load() -> UInt64
     func advance()
@@ -48,3 +66,4 @@ private final class LockedCounterStorage: CounterStorage {
     func load() -> UInt64 { number.value }
     func advance() { number.withValue { $0 &+= 1 } }
 }
+#endif

@@ -78,5 +78,26 @@ package func currentThreadHash() -> UInt64 {
 }
 
 
+/// A number of the calling thread's own, handed out in the order threads first ask (from 1):
+/// threads started one after another have consecutive numbers, so stripes chosen by it keep
+/// them apart, where a hash of their ids may pick one stripe for two of them.
+package func currentThreadNumber() -> UInt {
+    if let raw = pthread_getspecific(threadNumberKey) { return UInt(bitPattern: raw) }
+    let number = nextThreadNumber.withValue { next -> UInt in
+        next &+= 1
+        return next
+    }
+    pthread_setspecific(threadNumberKey, UnsafeRawPointer(bitPattern: number))
+    return number
+}
+
+// The number is kept as the key's value itself, so there is nothing to free when a thread ends.
+private let threadNumberKey: pthread_key_t = {
+    var key = pthread_key_t()
+    precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
+    return key
+}()
+private let nextThreadNumber = Locked<UInt>(0)
+
 // Sound because every stripe's value is read and written with that stripe's mutex held.
 extension StripedValue: @unchecked Sendable where Value: Sendable {}

@@ -299,6 +299,45 @@ enum MemoryVisitorIdStoreFactory {
     }
 }
 
+@Suite struct ThreadNumberTests {
+    @Test func runningThreadsHaveNumbersOfTheirOwnThatStay() {
+        let seen = InlineLocked([UInt: Int]())
+        let started = DispatchGroup(), release = DispatchSemaphore(value: 0), done = DispatchGroup()
+        for _ in 0..<4 {
+            started.enter()
+            done.enter()
+            let thread = Thread {
+                let first = currentThreadNumber()
+                started.leave()
+                // All four are alive at once while they read their numbers again.
+                release.wait()
+                let again = currentThreadNumber()
+                seen.withValue { $0[first, default: 0] += first == again ? 1 : 100 }
+                done.leave()
+            }
+            thread.start()
+        }
+        started.wait()
+        for _ in 0..<4 { release.signal() }
+        done.wait()
+        let numbers = seen.withValue { $0 }
+        #expect(numbers.count == 4, "four threads running together, four numbers: \(numbers)")
+        #expect(numbers.values.allSatisfy { $0 == 1 }, "each thread read the same number twice")
+        #expect(!numbers.keys.contains(0))
+    }
+}
+
+@Suite struct ChangeCounterTests {
+    @Test func everyAdvanceCounts() {
+        let counter = ChangeCounter()
+        #expect(counter.value == 0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<1_000 { counter.advance() }
+        }
+        #expect(counter.value == 8_000)
+    }
+}
+
 @Suite struct InlineLockedTests {
     @Test func itsCriticalSectionsAreSerialized() {
         let counter = InlineLocked(0)
