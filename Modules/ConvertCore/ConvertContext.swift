@@ -58,7 +58,6 @@ public final class ConvertContext: Sendable {
     ///   now (a context whose visitor is loaded from a shared store first, so they go over what
     ///   was loaded).
     init(runtime: SDKRuntime, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
-        self.runtime = runtime
         self.visitorId = visitorId
         visitorHash = KeyHash.hash64(visitorId)
         if Self.isBlank(visitorId) {
@@ -72,25 +71,30 @@ public final class ConvertContext: Sendable {
         var preview: PreviewTarget?
         if case .string(let raw)? = attributes.member(PreviewTarget.attributeKey) { preview = PreviewTarget(parsing: raw) }
         creationSegments = preview != nil || visitorIdProblem != nil ? nil : ReportValues(of: attributes)
-        guard let creationSegments, !deferringSegments else {
+        if let creationSegments, !deferringSegments {
+            let (generation, decision) = runtime.decisionSnapshot(visitorHash)
+            let prefetched = Self.prefetch(creationSegments, runtime, decision, visitorId, visitorHash)
+            creationSegmentsDeferred = prefetched == nil
+            // Built in one expression, so the state is moved into its lock rather than copied.
+            state = InlineLocked(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
+                                       prefetched: prefetched, decision: decision, generation: generation))
+        } else {
             creationSegmentsDeferred = creationSegments != nil
             state = InlineLocked(State(attributes: attributes, preview: preview))
-            return
         }
-        let (generation, decision) = runtime.decisionSnapshot(visitorHash)
-        guard let installed = decision.fields.installed else {
-            creationSegmentsDeferred = true
-            state = InlineLocked(State(attributes: attributes, preview: preview, decision: decision,
-                                                generation: generation))
-            return
-        }
-        creationSegmentsDeferred = false
-        // Built in one expression, so the state is moved into its lock rather than copied.
-        state = InlineLocked(State(attributes: attributes, preview: preview, creationSegmentsStored: true,
-                             prefetched: (installed.namespaceHash,
-                                          Self.store(creationSegments, runtime,
-                                                     installed.visitorKey(visitorId, visitorHash: visitorHash))),
-                             decision: decision, generation: generation))
+        // Last, so the parameter is moved in rather than copied for the uses above.
+        self.runtime = runtime
+    }
+
+    /// Stores `segments` as the visitor's in the config `decision` holds, if any; the namespace
+    /// stored under and the visitor's data after.
+    private static func prefetch(_ segments: ReportValues, _ runtime: SDKRuntime, _ decision: SDKRuntime.PublishedState,
+                                 _ visitorId: String, _ visitorHash: UInt64) -> (namespaceHash: UInt64, data: VisitorData)? {
+        // Read through the optional rather than bound: a binding retains the config around the
+        // store's call, in every thread deciding.
+        guard let namespaceHash = decision.fields.installed?.namespaceHash,
+              let key = decision.fields.installed?.visitorKey(visitorId, visitorHash: visitorHash) else { return nil }
+        return (namespaceHash, store(segments, runtime, key))
     }
 
     /// Stores `segments` as the visitor's; returns the visitor's data after.

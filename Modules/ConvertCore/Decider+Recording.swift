@@ -64,18 +64,19 @@ extension Decider {
         }
         announceLocations(recorded, plan, listening: listening)
         if recorded.isNew, let index = recorded.variationIndex {
-            let variation = plan.variationModels[index]
+            // Read where used, not bound first: a binding retains the shared variation even
+            // when nothing is tracked or listened to.
             if tracks {
                 let event = TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
-                    payload: .bucketing(experienceId: plan.experienceId, variationId: variation.id))
+                    payload: .bucketing(experienceId: plan.experienceId, variationId: plan.variationModels[index].id))
                 runtime.ports.trackingSink.enqueue(event)
                 runtime.announceTracked(event, to: snapshot.trackingHooks)
             }
-            events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(visitorId: visitorId, experienceId: plan.experienceId,
-                                                    experienceKey: plan.key, variationId: variation.id,
-                                                    variationKey: variation.key)))
+            events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(
+                visitorId: visitorId, experienceId: plan.experienceId, experienceKey: plan.key,
+                variationId: plan.variationModels[index].id, variationKey: plan.variationModels[index].key)))
         }
         return recorded
     }

@@ -137,7 +137,14 @@ struct Decider: ~Copyable {
     /// variations (what a feature result is looked up by; no variation value is built) and how
     /// it came about.
     mutating func decideIndex(position: Int, enableTracking: Bool) -> (index: Int?, source: DecisionSource) {
-        let plan = installed.plans[position]
+        // Lent, not retained: every thread deciding this experience would count on the one plan.
+        // `installed` (a constant here) keeps it alive for the call.
+        Unmanaged.passUnretained(installed.plans[position])._withUnsafeGuaranteedRef { plan in
+            decideIndex(plan, enableTracking: enableTracking)
+        }
+    }
+
+    private mutating func decideIndex(_ plan: ExperiencePlan, enableTracking: Bool) -> (index: Int?, source: DecisionSource) {
         if let forced = forcedVariation(plan) { return (forced, .forced) }
         if let previewed = previewVariation(plan.experience) { return (previewed, .previewed) }
         var tracer = SilentTracer()

@@ -75,7 +75,7 @@ enum DecisionEngine {
             tracer.record(.environmentMismatch(experience: env, sdk: installed.environment))
             return ExperienceDecision(reason: .environmentMismatch)
         }
-        let storedIndex = input.stored.variation(forExperience: plan.id).flatMap(plan.variationIndex)
+        let storedIndex = input.stored.variation(forExperience: plan.id).flatMap { plan.variationIndex(of: $0) }
         if T.recordsSteps { tracer.record(.storedDecision(variationId: storedIndex.map { plan.variationModels[$0].id })) }
         var decision = ExperienceDecision(reason: .notBucketed)
 
@@ -171,13 +171,14 @@ enum DecisionEngine {
                                                          _ decision: inout ExperienceDecision,
                                                          _ audienceData: inout [String: JSONValue]?,
                                                          tracer: inout T) -> Bool {
-        let indexes = plan.audienceIndexes
-        guard !indexes.isEmpty else { return true }
-        let installed = input.installed, rules = installed.rules
+        guard !plan.audienceIndexes.isEmpty else { return true }
+        let installed = input.installed
         var checked = 0, matched = 0
         // The audience data read against the rule keys, once for all the experience's audiences.
         var ruleInput: RuleInput?
-        for (position, index) in indexes.enumerated() {
+        // Read through the plan by position: an iterator would retain the shared array.
+        for position in plan.audienceIndexes.indices {
+            let index = plan.audienceIndexes[position]
             let permanent = installed.audiencePermanent[index]
             if bucketed && permanent {
                 if T.recordsSteps {
@@ -192,10 +193,10 @@ enum DecisionEngine {
             if position < 64 { decision.checkedAudiences |= 1 << UInt64(position) }
             let audienceMatched: Bool
             let set = installed.audienceRulesStart + index
-            if !T.recordsSteps && ruleInput == nil { ruleInput = rules.input(data) }
-            if !T.recordsSteps && !rules.asksMembership(set) {
+            if !T.recordsSteps && ruleInput == nil { ruleInput = installed.rules.input(data) }
+            if !T.recordsSteps && !installed.rules.asksMembership(set) {
                 // No mutual-exclusion leaf: nothing to resolve, so no resolver to build.
-                audienceMatched = rules.matches(set, ruleInput!)
+                audienceMatched = installed.rules.matches(set, ruleInput!)
             } else {
                 audienceMatched = resolvingMembership(index, permanent: permanent, data, ruleInput, input, &decision,
                                                       tracer: &tracer)
