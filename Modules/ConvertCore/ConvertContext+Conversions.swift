@@ -49,11 +49,17 @@ extension ConvertContext {
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
         if visitorIdProblem != nil {
-            _ = decider("trackConversion")
+            // Logs the refusal as every call does.
+            withDecider("trackConversion", refused: { _ in }) { _ in }
             return .invalidVisitorId
         }
-        guard let decider = decider("trackConversion") else { return .notReady }
-        let installed = decider.installed
+        // What the call reads of its decider, taken out: the rest of the call may wait on a
+        // shared store.
+        guard let (installed, previewing, trackingEnabled, trackingHooks, listening) = withDecider(
+            "trackConversion", refused: { _ in nil }, { decider in
+                (decider.installed, decider.snapshot.preview != nil, decider.snapshot.trackingEnabled,
+                 decider.snapshot.trackingHooks, decider.snapshot.listening)
+            }) else { return .notReady }
         let config = installed.config
         guard let goal = config.goal(key: goalKey) else {
             runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
@@ -68,7 +74,7 @@ extension ConvertContext {
             runtime.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
             return .rulesNotMatched
         }
-        if decider.snapshot.preview != nil {
+        if previewing {
             runtime.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
         }
@@ -86,7 +92,7 @@ extension ConvertContext {
         // Goal data given, even an empty list, makes a transaction, as in JavaScript.
         let sendTransaction = goalData != nil && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
-        guard decider.snapshot.trackingEnabled else {
+        guard trackingEnabled else {
             runtime.log.debug("trackConversion \(goalKey): tracking is off")
             return .trackingDisabled
         }
@@ -98,14 +104,14 @@ extension ConvertContext {
                                       segments: segments, payload: payload)
             if runtime.ports.trackingSink.offer(event) {
                 count += 1
-                runtime.announceTracked(event, to: decider.snapshot.trackingHooks)
+                runtime.announceTracked(event, to: trackingHooks)
             } else {
                 dropped += 1
             }
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
-        runtime.events.publish(.conversion, listening: decider.snapshot.listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        runtime.events.publish(.conversion, listening: listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
         return dropped > 0 ? .dropped(eventCount: dropped) : .tracked(eventCount: count)
     }
 }

@@ -28,7 +28,8 @@ extension ConvertContext {
     public func updateVisitorProperties(_ properties: [String: JSONValue]) {
         let call = "updateVisitorProperties"
         if visitorIdProblem != nil {
-            _ = decider(call)
+            // Logs the refusal as every call does.
+            withDecider(call, refused: { _ in }) { _ in }
             return
         }
         if isPreviewing {
@@ -40,7 +41,7 @@ extension ConvertContext {
         if !others.isEmpty { mergeVisitorProperties(others) }
         let report = VisitorSegments.reportValues(in: properties)
         guard !report.isEmpty else { return }
-        guard let installed = decider(call)?.installed else { return }
+        guard let installed = withDecider(call, refused: { _ in nil }, { $0.installed }) else { return }
         runtime.ports.visitorStore.update(storeKey(installed)) { data in
             data.storeSegmentValues(report)
         }
@@ -54,8 +55,9 @@ extension ConvertContext {
     /// brings in what other instances stored.
     public func visitorData() -> VisitorData {
         // The decider's start stores the creation segments that waited for the first config.
-        guard let decider = decider("visitorData") else { return VisitorData() }
-        return runtime.ports.visitorStore.data(for: storeKey(decider.installed)) ?? VisitorData()
+        withDecider("visitorData", refused: { _ in VisitorData() }) { decider in
+            runtime.ports.visitorStore.data(for: storeKey(decider.installed)) ?? VisitorData()
+        }
     }
 
     /// The entity of `kind` with this key in the installed config, `nil` before readiness or

@@ -20,9 +20,10 @@ extension ConvertContext {
     /// - Returns: the variation, or `nil` when the visitor does not qualify, is not bucketed,
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
-        guard var decider = decider("variation(forExperience:)") else { return failedCall(.experience, key).value }
-        guard decider.snapshot.hooks.isEmpty else { return decider.hookedDetail(key, enableTracking: enableTracking).value }
-        return decider.decide(key: key, enableTracking: enableTracking)
+        withDecider("variation(forExperience:)", refused: { _ in failedCall(.experience, key).value }) { decider in
+            guard decider.snapshot.hooks.isEmpty else { return decider.hookedDetail(key, enableTracking: enableTracking).value }
+            return decider.decide(key: key, enableTracking: enableTracking)
+        }
     }
 
     /// Decides the experience with `key` as ``variation(forExperience:enableTracking:)`` does
@@ -38,8 +39,9 @@ extension ConvertContext {
     /// }
     /// ```
     public func variationDetail(forExperience key: String, enableTracking: Bool = true) -> VariationDetail {
-        guard var decider = decider("variationDetail(forExperience:)") else { return failedCall(.experience, key) }
-        return decider.hookedDetail(key, enableTracking: enableTracking)
+        withDecider("variationDetail(forExperience:)", refused: { _ in failedCall(.experience, key) }) { decider in
+            decider.hookedDetail(key, enableTracking: enableTracking)
+        }
     }
 
     /// A call that could not start (not ready, unusable visitor id): its error detail, with the
@@ -60,27 +62,27 @@ extension ConvertContext {
     /// Decides every experience in the config, in config order; returns those with a variation.
     /// Synchronous, like ``variation(forExperience:enableTracking:)``.
     public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
-        guard var decider = decider("variations()") else { return [] }
-        var found: [BucketedVariation] = []
-        for position in decider.installed.config.experiences.indices {
-            let variation = decider.snapshot.hooks.isEmpty
-                ? decider.decide(position: position, enableTracking: enableTracking)
-                : decider.hookedDetail(decider.installed.plans[position].key, at: position, enableTracking: enableTracking).value
-            if let variation { found.append(variation) }
+        withDecider("variations()", refused: { _ in [] }) { decider in
+            var found: [BucketedVariation] = []
+            for position in decider.installed.config.experiences.indices {
+                let variation = decider.snapshot.hooks.isEmpty
+                    ? decider.decide(position: position, enableTracking: enableTracking)
+                    : decider.hookedDetail(decider.installed.plans[position].key, at: position, enableTracking: enableTracking).value
+                if let variation { found.append(variation) }
+            }
+            return found
         }
-        return found
     }
 
     /// Explains how the experience with `key` would be decided for this visitor, check by check,
     /// without storing, tracking or announcing anything. Synchronous.
     public func explanation(forExperience key: String) -> DecisionTrace {
-        switch start("explanation(forExperience:)", recording: false) {
-        case .refused(let reason):
+        withDecider("explanation(forExperience:)", recording: false, refused: { reason in
             let step: DecisionStep = reason == .invalidVisitorId
                 ? .invalidVisitorId(problem: visitorIdProblem ?? "") : .notReady
             return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [step], reason: reason,
                                  variationId: nil, variationKey: nil)
-        case .ready(var decider):
+        }) { decider in
             guard let position = decider.installed.experiencePosition(key: key) else {
                 return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
                                      steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,

@@ -14,19 +14,20 @@ extension ConvertContext {
     /// if context.feature("new-checkout").isEnabled { … }
     /// ```
     public func feature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> BucketedFeature {
-        guard var decider = decider("feature(_:)") else {
+        withDecider("feature(_:)", refused: { _ in
             _ = failedCall(.feature, key)
             return .disabled(key: key, feature: nil)
+        }) { decider in
+            var decided = DecidedCarriers()
+            guard decider.snapshot.hooks.isEmpty else {
+                return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided).value
+            }
+            guard let position = decider.installed.config.featureIndex(key: key) else {
+                runtime.log.warn("no feature has the key \"\(key)\"")
+                return .disabled(key: key, feature: nil)
+            }
+            return decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         }
-        var decided = DecidedCarriers()
-        guard decider.snapshot.hooks.isEmpty else {
-            return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided).value
-        }
-        guard let position = decider.installed.config.featureIndex(key: key) else {
-            runtime.log.warn("no feature has the key \"\(key)\"")
-            return .disabled(key: key, feature: nil)
-        }
-        return decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
     /// Resolves the feature with `key` as ``feature(_:typeCasting:enableTracking:)`` does, and
@@ -34,44 +35,43 @@ extension ConvertContext {
     /// when no carrier switches it on, an error code when it cannot be resolved; with the
     /// carriers' own details.
     public func featureDetail(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> FeatureDetail {
-        guard var decider = decider("featureDetail(_:)") else {
+        withDecider("featureDetail(_:)", refused: { _ in
             let failed = failedCall(.feature, key)
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
                                  experiences: [])
+        }) { decider in
+            var decided = DecidedCarriers()
+            return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         }
-        var decided = DecidedCarriers()
-        return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
     }
 
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
-        guard var decider = decider("features()") else { return [] }
-        var decided = DecidedCarriers()
-        let count = decider.installed.featurePlans.count
-        var resolved: [BucketedFeature] = []
-        resolved.reserveCapacity(count)
-        if decider.snapshot.hooks.isEmpty {
-            for position in 0..<count {
-                resolved.append(decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking,
-                                                decided: &decided))
+        withDecider("features()", refused: { _ in [] }) { decider in
+            var decided = DecidedCarriers()
+            let count = decider.installed.featurePlans.count
+            var resolved: [BucketedFeature] = []
+            resolved.reserveCapacity(count)
+            if decider.snapshot.hooks.isEmpty {
+                for position in 0..<count {
+                    resolved.append(decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking,
+                                                    decided: &decided))
+                }
+            } else {
+                let features = decider.installed.config.features
+                for position in 0..<count {
+                    resolved.append(decider.hookedFeature(features[position].key, at: position, typeCasting: typeCasting,
+                                                          enableTracking: enableTracking, decided: &decided).value)
+                }
             }
-        } else {
-            let features = decider.installed.config.features
-            for position in 0..<count {
-                resolved.append(decider.hookedFeature(features[position].key, at: position, typeCasting: typeCasting,
-                                                      enableTracking: enableTracking, decided: &decided).value)
-            }
+            return resolved
         }
-        return resolved
     }
 
     /// Explains, experience by experience, how the feature with `key` would be resolved, without
     /// storing, tracking or announcing anything. Synchronous.
     public func explanation(forFeature key: String) -> [DecisionTrace] {
-        switch start("explanation(forFeature:)", recording: false) {
-        case .refused:
-            return []
-        case .ready(var decider):
+        withDecider("explanation(forFeature:)", recording: false, refused: { _ in [] }) { decider in
             guard let feature = decider.config.feature(key: key) else { return [] }
             var traces: [DecisionTrace] = []
             for position in decider.config.carrierIndexes(featureId: feature.id) {

@@ -32,7 +32,7 @@ extension ConvertContext {
     /// - Returns: the ids added (already present ones are skipped).
     @discardableResult
     public func runCustomSegments(_ segmentKeys: [String], ruleData: [String: JSONValue]? = nil) async -> [String] {
-        guard let installed = decider("runCustomSegments")?.installed else { return [] }
+        guard let installed = withDecider("runCustomSegments", refused: { _ in nil }, { $0.installed }) else { return [] }
         var ids: [String] = []
         for key in segmentKeys {
             guard let segment = installed.config.segment(key: key) else {
@@ -83,9 +83,9 @@ extension ConvertContext {
     /// Stores the report values `change` makes of the stored ones over them; announces the
     /// segments when that changed them.
     private func updateSegments(call: String, _ change: ([String: JSONValue]) -> [String: JSONValue]) {
-        guard let decider = decider(call) else { return }
-        let installed = decider.installed
-        guard decider.snapshot.preview == nil else {
+        guard let (installed, previewing) = withDecider(call, refused: { _ in nil }, { ($0.installed, $0.snapshot.preview != nil) })
+        else { return }
+        guard !previewing else {
             runtime.log.debug("\(call): previewing, nothing stored")
             return
         }

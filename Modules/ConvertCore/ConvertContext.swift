@@ -255,33 +255,23 @@ public final class ConvertContext: Sendable {
         return sdk + own
     }
 
-    /// How a call starts: with its decider, or refused with the reason.
-    enum CallStart: ~Copyable {
-        case ready(Decider)
-        case refused(DecisionReason)
-    }
-
-    /// What every call that reads or writes the visitor's data starts from: its decider, on the
-    /// installed config and the context's state (so the data prefetched at creation serves the
-    /// first call only). Creation attributes' report keys that waited for the first config are
-    /// stored here, once, as `setDefaultSegments` would without announcing them: the JavaScript
-    /// SDK stores them when a context is created, so a returning visitor keeps them.
-    /// `nil` (logged) when the visitor id is unusable or the SDK is not ready.
-    func decider(_ call: String) -> Decider? {
-        switch start(call, recording: true) {
-        case .ready(let decider): return decider
-        case .refused: return nil
-        }
-    }
-
-    /// The one entry of every call: checks the visitor id, reads the SDK's decision state (from
-    /// the context's own copy while nothing changed, so the context's lock is the only one
-    /// taken), and makes the call's decider on its snapshot. `recording: false` (explanations)
-    /// stores nothing.
-    func start(_ call: String, recording: Bool) -> CallStart {
+    /// The one entry of every call that reads or writes the visitor's data: checks the visitor
+    /// id, reads the SDK's decision state (from the context's own copy while nothing changed, so
+    /// the context's lock is the only one taken), and runs `body` with the call's decider on its
+    /// snapshot of the installed config and the context's state (so the data prefetched at
+    /// creation serves the first call only). The decider is made in place and lent: returning
+    /// it would move its couple of hundred bytes through an enum and an optional.
+    ///
+    /// Creation attributes' report keys that waited for the first config are stored here, once,
+    /// as `setDefaultSegments` would without announcing them: the JavaScript SDK stores them
+    /// when a context is created, so a returning visitor keeps them. `recording: false`
+    /// (explanations) stores nothing. When the visitor id is unusable or the SDK is not ready
+    /// (logged), the call answers `refused`'s value for the reason.
+    func withDecider<Result: ~Copyable>(_ call: String, recording: Bool = true, refused: (DecisionReason) -> Result,
+                                        _ body: (inout Decider) -> Result) -> Result {
         if let visitorIdProblem {
             runtime.log.warn("\(call): \(visitorIdProblem); degraded result")
-            return .refused(.invalidVisitorId)
+            return refused(.invalidVisitorId)
         }
         let generation = runtime.changes.value
         let runtime = self.runtime, hash = visitorHash, deferred = creationSegmentsDeferred
@@ -305,11 +295,12 @@ public final class ConvertContext: Sendable {
         }
         guard let installed = decision.fields.installed, let snapshot = taken.take() else {
             runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
-            return .refused(.notReady)
+            return refused(.notReady)
         }
         if storeSegments, let creationSegments { _ = store(creationSegments, installed) }
-        return .ready(Decider(runtime: runtime, visitorId: visitorId, visitorHash: hash, creationSegments: creationSegments,
-                              installed: installed, snapshot: snapshot))
+        var decider = Decider(runtime: runtime, visitorId: visitorId, visitorHash: hash, creationSegments: creationSegments,
+                              installed: installed, snapshot: snapshot)
+        return body(&decider)
     }
 }
 
