@@ -185,4 +185,16 @@ import Testing
         #expect(index.position(of: "") == nil)
         #expect(KeyIndex<FNV1a>([]).position(of: "a") == nil)
     }
+
+    /// The published FNV-1a 64 values, for small, large and non-ASCII strings alike.
+    @Test func hashesAsFNV1a() {
+        #expect(FNV1a.hash("") == 0xcbf2_9ce4_8422_2325)
+        #expect(FNV1a.hash("a") == 0xaf63_dc4c_8601_ec8c)
+        #expect(FNV1a.hash("location") == 0x8f90_406e_9a94_abe6)
+        #expect(FNV1a.hash("clé-über-long-key-with-more-than-fifteen-bytes") == 0xd86b_50a1_f486_8a91)
+        // A substring's copy and a string built piece by piece hash as the literal does.
+        let built = ["clé-über", "-long-key-with-more-than-fifteen-bytes"].joined()
+        #expect(FNV1a.hash(String("xlocationx".dropFirst().dropLast())) == FNV1a.hash("location"))
+        #expect(FNV1a.hash(built) == 0xd86b_50a1_f486_8a91)
+    }
 }
