@@ -48,18 +48,13 @@ extension ConvertContext {
     @discardableResult
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
-        if visitorIdProblem != nil {
-            // Logs the refusal as every call does.
-            withDecider("trackConversion", refused: { _ in }) { _ in }
-            return .invalidVisitorId
-        }
         // What the call reads of its decider, taken out: the rest of the call may wait on a
         // shared store.
         guard let (installed, previewing, trackingEnabled, trackingHooks, listening) = withDecider(
             "trackConversion", refused: { _ in nil }, { decider in
                 (decider.installed, decider.snapshot.preview != nil, decider.snapshot.trackingEnabled,
                  decider.snapshot.trackingHooks, decider.snapshot.listening)
-            }) else { return .notReady }
+            }) else { return visitorIdProblem != nil ? .invalidVisitorId : .notReady }
         let config = installed.config
         guard let goal = config.goal(key: goalKey) else {
             runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")

@@ -267,8 +267,8 @@ public final class ConvertContext: Sendable {
     /// when a context is created, so a returning visitor keeps them. `recording: false`
     /// (explanations) stores nothing. When the visitor id is unusable or the SDK is not ready
     /// (logged), the call answers `refused`'s value for the reason.
-    func withDecider<Result: ~Copyable>(_ call: String, recording: Bool = true, refused: (DecisionReason) -> Result,
-                                        _ body: (inout Decider) -> Result) -> Result {
+    func withDecider<Result>(_ call: String, recording: Bool = true, refused: (DecisionReason) -> Result,
+                             _ body: (inout Decider) -> Result) -> Result {
         if let visitorIdProblem {
             runtime.log.warn("\(call): \(visitorIdProblem); degraded result")
             return refused(.invalidVisitorId)

@@ -87,7 +87,7 @@ public final class SystemEventHub: Sendable {
 
     /// Whether anyone listens to `event`.
     public func hasListeners(_ event: SystemEvent) -> Bool {
-        listening.read(currentThreadHash()) { $0 & (1 << UInt32(event.index)) != 0 }
+        listening.readOnThisThread { $0 & (1 << UInt32(event.index)) != 0 }
     }
 
     /// Called with the state lock held, so observers learn the masks in order.

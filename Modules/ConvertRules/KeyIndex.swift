@@ -10,13 +10,13 @@ package enum FNV1a: StringHash {
     package static func hash(_ string: String) -> UInt64 {
         // Over the contiguous bytes where there are some (always, but for a bridged string): the
         // view's own iterator checks every index it steps through.
-        if let hash = string.utf8.withContiguousStorageIfAvailable({ bytes -> UInt64 in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }) { return hash }
+        string.utf8.withContiguousStorageIfAvailable(hash(bytes:)) ?? hash(bytes: string.utf8)
+    }
+
+    @inlinable
+    static func hash<Bytes: Sequence<UInt8>>(bytes: Bytes) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in string.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
     }
 }

@@ -57,24 +57,18 @@ package final class StripedValue<Value> {
         return try withMutexHeld(mutex(stripe)) { try body(slot(stripe).pointee) }
     }
 
+    /// ``read(_:_:)`` in the calling thread's stripe: threads running together read different
+    /// stripes (up to the stripe count).
+    package func readOnThisThread<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
+        try read(UInt64(currentThreadNumber()) << 7, body)
+    }
+
     /// Changes the value in every stripe with `body`; each stripe's copy is changed alike.
     package func update(_ body: (inout Value) -> Void) {
         for stripe in 0...mask {
             withMutexHeld(mutex(stripe)) { body(&slot(stripe).pointee) }
         }
     }
-}
-
-/// A number telling the calling thread from the others running now (for choosing a stripe).
-@inline(__always)
-package func currentThreadHash() -> UInt64 {
-    #if canImport(Darwin)
-    let raw = UInt64(UInt(bitPattern: pthread_self()))
-    #else
-    let raw = UInt64(pthread_self())
-    #endif
-    // Thread ids are aligned addresses: mix the bits so stripes are used evenly.
-    return (raw ^ (raw >> 29)) &* 0xBF58_476D_1CE4_E5B9
 }
 
 
