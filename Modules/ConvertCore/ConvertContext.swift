@@ -7,6 +7,9 @@ import ConvertStorage
 import ConvertSynchronization
 import ConvertVisitor
 import Foundation
+#if canImport(Synchronization) && !canImport(Darwin)
+import Synchronization
+#endif
 
 /// One visitor's view of the SDK: decisions, features, conversions and segments for that visitor.
 ///
@@ -16,8 +19,32 @@ public final class ConvertContext: Sendable {
     let runtime: SDKRuntime
     /// The visitor this context decides for.
     public let visitorId: String
-    /// What the context's calls change, behind a lock of its own.
-    private let state: InlineLocked<State>
+    /// What the context's calls change, behind a lock of its own (read and written through
+    /// ``withState(_:)``).
+    private let state: StateLock
+
+    // Where the standard library's `Mutex` needs no availability check (Linux) it is stored in the
+    // context itself, so a context is one allocation; elsewhere state and lock share a second one.
+    #if canImport(Synchronization) && !canImport(Darwin)
+    private typealias StateLock = Mutex<State>
+    #else
+    private typealias StateLock = InlineLocked<State>
+    #endif
+
+    /// Reads or changes the context's state under its lock; `body` must not call back into it.
+    @inline(__always)
+    private func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        #if canImport(Synchronization) && !canImport(Darwin)
+        try state.withLock { (state: inout sending State) throws -> sending Result in
+            #if DEBUG
+            LockTally.acquired()
+            #endif
+            return try body(&state)
+        }
+        #else
+        try state.withValue(body)
+        #endif
+    }
 
     private struct State {
         var attributes: [String: JSONValue]
@@ -76,11 +103,11 @@ public final class ConvertContext: Sendable {
             let prefetched = Self.prefetch(creationSegments, runtime, decision, visitorId, visitorHash)
             creationSegmentsDeferred = prefetched == nil
             // Built in one expression, so the state is moved into its lock rather than copied.
-            state = InlineLocked(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
+            state = StateLock(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
                                        prefetched: prefetched, decision: decision, generation: generation))
         } else {
             creationSegmentsDeferred = creationSegments != nil
-            state = InlineLocked(State(attributes: attributes, preview: preview))
+            state = StateLock(State(attributes: attributes, preview: preview))
         }
         // Last, so the parameter is moved in rather than copied for the uses above.
         self.runtime = runtime
@@ -127,21 +154,21 @@ public final class ConvertContext: Sendable {
     }
 
     /// The visitor's attributes (audience data).
-    public var visitorAttributes: [String: JSONValue] { state.withValue { $0.attributes } }
+    public var visitorAttributes: [String: JSONValue] { withState { $0.attributes } }
 
     /// Replaces or adds attributes; `nil` values remove keys.
     public func setAttributes(_ values: [String: JSONValue?]) {
-        state.withValue { state in
+        withState { state in
             for (key, value) in values { state.attributes[key] = value }
         }
     }
 
     /// The properties locations and `site_area` rules are matched against.
-    public var visitorLocationProperties: [String: JSONValue] { state.withValue { $0.locationProperties } }
+    public var visitorLocationProperties: [String: JSONValue] { withState { $0.locationProperties } }
 
     /// Sets the location properties (replacing the previous ones).
     public func setLocationProperties(_ properties: [String: JSONValue]) {
-        state.withValue { $0.locationProperties = properties }
+        withState { $0.locationProperties = properties }
     }
 
     /// Forces `convert_preview` (`"{experienceId}.{variationId}"`, both ASCII digits). While a
@@ -153,28 +180,28 @@ public final class ConvertContext: Sendable {
             runtime.log.warn("convert_preview value \"\(value)\" is not {experienceId}.{variationId}")
             return false
         }
-        state.withValue { $0.preview = target }
+        withState { $0.preview = target }
         return true
     }
 
     /// Ends a preview.
     public func clearPreview() {
-        state.withValue { $0.preview = nil }
+        withState { $0.preview = nil }
     }
 
     /// How loading the visitor's shared data went (`nil` until ``loadVisitorData()``); after
     /// `.failed`, decisions treat the visitor as this instance knows it, new if unknown.
-    public var visitorDataLoad: VisitorLoadResult? { state.withValue { $0.loadResult } }
+    public var visitorDataLoad: VisitorLoadResult? { withState { $0.loadResult } }
 
     func setVisitorDataLoad(_ result: VisitorLoadResult) {
-        state.withValue { $0.loadResult = result }
+        withState { $0.loadResult = result }
     }
 
     /// Forgets the data prefetched at creation (a load changed the store under it) and stores
     /// the creation segments over what was loaded — again, or for the first time when they
     /// waited for the load — as a returning visitor's new values go over its stored ones.
     func visitorDataLoaded(_ installed: InstalledConfig) {
-        state.withValue { state in
+        withState { state in
             state.prefetched = nil
             state.creationSegmentsStored = true
         }
@@ -182,7 +209,7 @@ public final class ConvertContext: Sendable {
     }
 
     /// Whether a preview is set.
-    public var isPreviewing: Bool { state.withValue { $0.preview != nil } }
+    public var isPreviewing: Bool { withState { $0.preview != nil } }
 
     /// What one call reads of the context and the SDK, and the visitor's data prefetched at the
     /// context's creation. Taken under the context's lock and moved into the call's decider,
@@ -238,17 +265,17 @@ public final class ConvertContext: Sendable {
 
     /// Deep-merges `values` into the properties kept under the attributes.
     func mergeVisitorProperties(_ values: [String: JSONValue]) {
-        state.withValue { $0.visitorProperties = JSONValue.deepMerging($0.visitorProperties, values) }
+        withState { $0.visitorProperties = JSONValue.deepMerging($0.visitorProperties, values) }
     }
 
     /// Adds a hook run around this context's evaluations, after the SDK's hooks.
     public func addHook(_ hook: any EvaluationHook) {
-        state.withValue { $0.hooks.append(hook) }
+        withState { $0.hooks.append(hook) }
     }
 
     /// The hooks of a call that could not start (not ready, unusable visitor id).
     func hooksForFailedCall() -> [any EvaluationHook] {
-        let (cached, own) = state.withValue { ($0.decision?.fields.hooks, $0.hooks) }
+        let (cached, own) = withState { ($0.decision?.fields.hooks, $0.hooks) }
         // A call refused before the SDK was ready has just cached the decision state; one
         // refused for its visitor id never read it.
         let sdk = cached ?? runtime.decisionState.read(visitorHash) { $0.fields.hooks }
@@ -278,7 +305,7 @@ public final class ConvertContext: Sendable {
         let networkTracking = runtime.configuration.networkTracking
         // Filled under the lock; non-copyable, so it is moved into the decider, never copied.
         var taken: Snapshot?
-        let (decision, storeSegments) = state.withValue { state -> (SDKRuntime.PublishedState, Bool) in
+        let (decision, storeSegments) = withState { state -> (SDKRuntime.PublishedState, Bool) in
             let decision: SDKRuntime.PublishedState
             if let known = state.decision, state.generation == generation {
                 decision = known

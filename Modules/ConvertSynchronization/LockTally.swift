@@ -18,9 +18,10 @@ package enum LockTally {
         return key
     }()
 
-    /// Adds one to the calling thread's count, when it is counting.
+    /// Adds one to the calling thread's count, when it is counting (for locks kept outside this
+    /// module too: a context's `Mutex`).
     @inlinable
-    static func acquired() {
+    package static func acquired() {
         guard let count = pthread_getspecific(key) else { return }
         count.assumingMemoryBound(to: Int.self).pointee += 1
     }
