@@ -78,6 +78,7 @@ extension Decider {
     }
 
     /// The feature as a QA override forces it for this visitor, if one does.
+    @inline(__always)
     private func forcedFeature(_ plan: FeaturePlan) -> BucketedFeature? {
         let feature = plan.disabled
         guard let forced = snapshot.overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
