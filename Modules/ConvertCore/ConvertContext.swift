@@ -20,7 +20,7 @@ public final class ConvertContext: Sendable {
     /// The visitor this context decides for.
     public let visitorId: String
     /// What the context's calls change, behind a lock of its own (read and written through
-    /// ``withState(_:)``).
+    /// `withState(_:)`).
     private let state: StateLock
 
     // Where the standard library's `Mutex` needs no availability check (Linux) it is stored in the
@@ -104,7 +104,7 @@ public final class ConvertContext: Sendable {
             creationSegmentsDeferred = prefetched == nil
             // Built in one expression, so the state is moved into its lock rather than copied.
             state = StateLock(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
-                                       prefetched: prefetched, decision: decision, generation: generation))
+                                    prefetched: prefetched, decision: decision, generation: generation))
         } else {
             creationSegmentsDeferred = creationSegments != nil
             state = StateLock(State(attributes: attributes, preview: preview))

@@ -7,9 +7,10 @@ import ConvertVisitor
 
 /// Decides and records for one call of one visitor: experiences and features through
 /// ``DecisionEngine``, then the one store write a change needs, tracking, announcements and
-/// hooks. A context makes one per call from ``ConvertContext/start(_:recording:)`` — after the
-/// visitor id was checked and the SDK's decision state read — so a decider is never shared
-/// between threads; the only lock it takes is the visitor's store shard, when something changed.
+/// hooks. A context makes one per call in ``ConvertContext/withDecider(_:recording:refused:_:)``
+/// — after the visitor id was checked and the SDK's decision state read — so a decider is never
+/// shared between threads; the only lock it takes is the visitor's store shard, when something
+/// changed.
 ///
 /// A method that only borrows this 225-byte value, called from one that mutates it, is handed
 /// a copy (a `memcpy` in the object code): the small checks called on every decision are
