@@ -118,9 +118,12 @@ struct Decider: ~Copyable {
         let value = variation(index, of: plan, source)
         let detail: VariationDetail
         switch source {
-        case .forced, .previewed:
-            detail = VariationDetail(experienceKey: plan.key, value: value, reason: .static,
-                                     decisionReason: value?.isForced == true ? .forced : .preview, errorCode: nil, gate: nil)
+        case .forced:
+            detail = VariationDetail(experienceKey: plan.key, value: value, reason: .static, decisionReason: .forced,
+                                     errorCode: nil, gate: nil)
+        case .previewed:
+            detail = VariationDetail(experienceKey: plan.key, value: value, reason: .static, decisionReason: .preview,
+                                     errorCode: nil, gate: nil)
         case .decided(let decision):
             let (reason, error) = decision.reason.evaluation(targeted: decision.targeted(plan))
             detail = VariationDetail(experienceKey: plan.key, value: value, reason: reason, decisionReason: decision.reason,

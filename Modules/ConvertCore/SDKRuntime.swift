@@ -164,10 +164,12 @@ final class SDKRuntime: Sendable {
         // Fingerprints are parsed only when a document with other bytes follows one installed,
         // and outside the lock; again inside it only if another install came in between.
         let seen = owned.withValue { $0.installed }
-        let nextFingerprint: JSONValue? = seen == nil ? .none : next.fingerprint
+        var nextFingerprint: JSONValue?  // parsed at the first comparison, once
         func differs(from installed: InstalledConfig?) -> Bool {
             guard let installed else { return true }
-            return installed.fingerprint != (nextFingerprint ?? next.fingerprint)
+            let fingerprint = nextFingerprint ?? next.fingerprint
+            nextFingerprint = fingerprint
+            return installed.fingerprint != fingerprint
         }
         let changedSinceSeen = differs(from: seen)
         let (previous, changed): (InstalledConfig?, Bool) = owned.withValue { owned in

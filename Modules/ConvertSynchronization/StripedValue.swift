@@ -53,14 +53,18 @@ package final class StripedValue<Value> {
     /// Reads the value through the stripe chosen by `hash`.
     @inline(__always)
     package func read<Result>(_ hash: UInt64, _ body: (Value) throws -> Result) rethrows -> Result {
-        let stripe = Int(truncatingIfNeeded: hash >> 7) & mask
-        return try withMutexHeld(mutex(stripe)) { try body(slot(stripe).pointee) }
+        try read(stripe: Int(truncatingIfNeeded: hash >> 7) & mask, body)
     }
 
     /// ``read(_:_:)`` in the calling thread's stripe: threads running together read different
     /// stripes (up to the stripe count).
     package func readOnThisThread<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
-        try read(UInt64(currentThreadNumber()) << 7, body)
+        try read(stripe: Int(truncatingIfNeeded: currentThreadNumber()) & mask, body)
+    }
+
+    @inline(__always)
+    private func read<Result>(stripe: Int, _ body: (Value) throws -> Result) rethrows -> Result {
+        try withMutexHeld(mutex(stripe)) { try body(slot(stripe).pointee) }
     }
 
     /// Changes the value in every stripe with `body`; each stripe's copy is changed alike.
@@ -70,7 +74,6 @@ package final class StripedValue<Value> {
         }
     }
 }
-
 
 /// A number of the calling thread's own, handed out in the order threads first ask (from 1):
 /// threads started one after another have consecutive numbers, so stripes chosen by it keep
