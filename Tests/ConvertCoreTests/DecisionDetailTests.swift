@@ -111,6 +111,7 @@ private func change(_ json: inout [String: Any], _ key: String, _ body: (inout [
         let context = harness.sdk.createContext(visitorId: "qa", attributes: ["convert_preview": "100334665.1003142551"])
         let detail = context.variationDetail(forExperience: experienceOne)
         #expect(detail.reason == .static && detail.value?.id == "1003142551")
+        #expect(detail.decisionReason == .preview && detail.value?.isPreview == true)
     }
 
     @Test func aFeatureReportsTheReasonOfTheExperienceThatSwitchedItOn() async throws {
