@@ -13,11 +13,8 @@ let package = Package(
         .library(name: "ConvertVisitor", targets: ["ConvertVisitor"]),
         .library(name: "ConvertEvents", targets: ["ConvertEvents"]),
         .library(name: "ConvertTracking", targets: ["ConvertTracking"]),
-        .library(name: "ConvertSupport", targets: ["ConvertSupport"]),
         .library(name: "ConvertEnvironment", targets: ["ConvertEnvironment"]),
-        .library(name: "ConvertSynchronization", targets: ["ConvertSynchronization"]),
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
-        .library(name: "ConvertVisitorTable", targets: ["ConvertVisitorTable"]),
         .library(name: "ConvertCore", targets: ["ConvertCore"]),
         .library(name: "ConvertMemory", targets: ["ConvertMemory"]),
         .library(name: "ConvertTransport", targets: ["ConvertTransport"]),
@@ -56,7 +53,6 @@ let package = Package(
 
         .target(name: "ConvertEnvironment", path: "Modules/ConvertEnvironment"),
         .target(name: "ConvertSynchronization", path: "Modules/ConvertSynchronization"),
-        .target(name: "ConvertSupport", dependencies: ["ConvertEnvironment", "ConvertSynchronization"], path: "Modules/ConvertSupport"),
         .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSynchronization"], path: "Modules/ConvertStorage"),
         // The in-memory structure stores are built on (ports and their values stay in Storage).
         .target(name: "ConvertVisitorTable", dependencies: ["ConvertStorage", "ConvertHashing"],
@@ -73,8 +69,8 @@ let package = Package(
         // The façade: decisions, features, conversions, segments; takes its ports by a public init.
         .target(
             name: "ConvertCore",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertHashing",
-                           "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
+            dependencies: ["ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization",
+                           "ConvertHashing", "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
             path: "Modules/ConvertCore"),
 
         // Adapters.
@@ -126,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "CustomBuild",
             dependencies: ["ConvertCore", "ConvertConfigLoader", "ConvertFileStorage", "ConvertQueue",
-                           "ConvertURLSessionTransport", "ConvertEvents", "ConvertModel", "ConvertStorage",
+                           "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertModel", "ConvertStorage",
                            "ConvertEnvironment", "ConvertTransport", "ConvertRules"],
             path: "Examples/CustomBuild"),
         .executableTarget(name: "InMemory", dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertTransport"], path: "Examples/InMemory"),
@@ -161,7 +157,7 @@ let package = Package(
         .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
         .executableTarget(name: "convert-fuzz-resp", dependencies: ["ConvertRedis"], path: "Tests/ConvertFuzzRESP"),
         .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage",
-                                                               "ConvertURLSessionTransport", "ConvertEvents",
+                                                               "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertConfigLoader",
                                                                "ConvertTransport"],
                           path: "Tests/JournalProbe"),
         .testTarget(
@@ -186,14 +182,14 @@ let package = Package(
         // Starts its own redis-server; skipped when none is installed.
         .testTarget(name: "ConvertRedisTests", dependencies: ["ConvertRedis", "ConvertEnvironment", "ConvertSynchronization", "ConvertCore", "ConvertEvents",
                                                               "ConvertMemory", "ConvertSharedStore", "ConvertStorage",
-                                                              "ConvertTesting", "ConvertVisitor", "ConvertJSON"],
+                                                              "ConvertTesting", "ConvertTracking", "ConvertVisitor", "ConvertJSON"],
                     path: "Tests/ConvertRedisTests"),
         // Reads the manifest and every target's imports: an undeclared arrow fails the suite.
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(
             name: "ConvertCoreTests",
             dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertEnvironment", "ConvertSynchronization", "ConvertSharedStore",
-                           "ConvertEvents", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable"],
+                           "ConvertEvents", "ConvertTracking", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable"],
             path: "Tests/ConvertCoreTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -14,7 +14,7 @@ public final class MemoryByteStore: ByteStore, Sendable {
     public func remove(_ name: String) throws { blobs.withValue { _ = $0.removeValue(forKey: name) } }
 
     /// The names held.
-    public var names: [String] { blobs.value.keys.sorted() }
+    package var names: [String] { blobs.value.keys.sorted() }
 }
 
 /// A journal in memory: survives nothing, costs nothing.

@@ -10,10 +10,10 @@ import Foundation
 /// let store = MemoryVisitorDataStore(capacity: 50_000)
 /// ```
 ///
-/// Stores of ``shardingThreshold`` visitors or more are split into ``shardCount`` shards by
-/// visitor, each with its own lock, so threads deciding for different visitors do not wait for
-/// each other. Each shard holds its share of `capacity` plus an eighth of that, since visitors
-/// never spread evenly: such a store holds up to `capacity` × 1.125 visitors.
+/// Stores of 4,096 visitors or more are split into 64 shards by visitor, each with its own lock,
+/// so threads deciding for different visitors do not wait for each other. Each shard holds its
+/// share of `capacity` plus an eighth of that, since visitors never spread evenly: such a store
+/// holds up to `capacity` × 1.125 visitors.
 public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
     private let shards: [Locked<VisitorTable>]
     private let shardMask: Int
@@ -22,13 +22,13 @@ public final class MemoryVisitorDataStore: VisitorDataStore, Sendable {
     public static let defaultCapacity = 10_000
 
     /// Below this capacity the store is one shard, so eviction order and the bound are exact.
-    public static let shardingThreshold = 4_096
+    package static let shardingThreshold = 4_096
 
     /// The shards of a store of ``shardingThreshold`` visitors or more.
-    public static let shardCount = 64
+    package static let shardCount = 64
 
     /// The most visitors held (see above for large stores).
-    public let capacity: Int
+    package let capacity: Int
 
     /// A store holding at most `capacity` visitors (at least 1), evicting the least recently used
     /// by the clock.

@@ -29,7 +29,7 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable {
     }
 
     /// Calls made so far.
-    public var calls: Int { state.value.calls }
+    package var calls: Int { state.value.calls }
 
     /// The stored record of `key`.
     public func record(_ key: VisitorKey) -> VisitorData? { state.value.records[key] }

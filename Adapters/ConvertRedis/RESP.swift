@@ -1,7 +1,7 @@
 import Foundation
 
 /// One RESP2 value, as Redis replies.
-public enum RESPValue: Sendable, Hashable {
+package enum RESPValue: Sendable, Hashable {
     /// `+OK`.
     case simpleString(String)
     /// `-ERR …`: the server's error reply, a value like any other inside a pipeline.
@@ -15,7 +15,7 @@ public enum RESPValue: Sendable, Hashable {
 
     /// The reply's type and size, never its content: for errors and logs, which must stay
     /// small whatever a peer sends.
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .simpleString(let text): "simple string of \(text.utf8.count) bytes"
         case .error(let text): "error reply of \(text.utf8.count) bytes"
@@ -28,7 +28,7 @@ public enum RESPValue: Sendable, Hashable {
     }
 
     /// The text of a simple string, or a bulk string read as UTF-8 (invalid bytes replaced).
-    public var stringValue: String? {
+    package var stringValue: String? {
         switch self {
         case .simpleString(let text): text
         case .bulkString(let data?): String(decoding: data, as: UTF8.self)
@@ -37,7 +37,7 @@ public enum RESPValue: Sendable, Hashable {
     }
 
     /// The bytes of a bulk string, or of a simple string.
-    public var dataValue: Data? {
+    package var dataValue: Data? {
         switch self {
         case .bulkString(let data): data
         case .simpleString(let text): Data(text.utf8)
@@ -46,25 +46,25 @@ public enum RESPValue: Sendable, Hashable {
     }
 
     /// The value of an integer reply.
-    public var intValue: Int64? {
+    package var intValue: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
     /// The elements of a non-null array.
-    public var arrayValue: [RESPValue]? {
+    package var arrayValue: [RESPValue]? {
         if case .array(let elements?) = self { return elements }
         return nil
     }
 
     /// The message of an error reply.
-    public var errorMessage: String? {
+    package var errorMessage: String? {
         if case .error(let message) = self { return message }
         return nil
     }
 
     /// Whether this is a null bulk string or a null array.
-    public var isNull: Bool {
+    package var isNull: Bool {
         switch self {
         case .bulkString(nil), .array(nil): true
         default: false
@@ -75,7 +75,7 @@ public enum RESPValue: Sendable, Hashable {
     ///
     /// - Throws: ``RedisError/protocolError(reason:)`` when the reply is not a flat array of
     ///   name and value strings.
-    public func hashFields() throws(RedisError) -> [String: Data] {
+    package func hashFields() throws(RedisError) -> [String: Data] {
         guard case .array(let elements) = self else { throw .protocolError(reason: "HGETALL answered \(self)") }
         let flat = elements ?? []
         guard flat.count.isMultiple(of: 2) else {
@@ -96,7 +96,7 @@ public enum RESPValue: Sendable, Hashable {
 }
 
 /// One argument of a command: text, bytes, a number, or a key (which gets the key prefix).
-public enum RedisArgument: Sendable, Hashable, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral {
+package enum RedisArgument: Sendable, Hashable, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral {
     /// Text, sent as its UTF-8 bytes.
     case string(String)
     /// Bytes, sent as they are.
@@ -106,8 +106,8 @@ public enum RedisArgument: Sendable, Hashable, ExpressibleByStringInterpolation,
     /// A key: the client (or connection) puts its configured `keyPrefix` in front.
     case key(String)
 
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .integer(value) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int) { self = .integer(value) }
 }
 
 /// A command: its name and arguments, sent as an array of bulk strings.
@@ -115,15 +115,15 @@ public enum RedisArgument: Sendable, Hashable, ExpressibleByStringInterpolation,
 /// ```swift
 /// let command: RedisCommand = ["HSET", .key("visitor:1"), "segments", .data(bytes)]
 /// ```
-public struct RedisCommand: Sendable, Hashable, ExpressibleByArrayLiteral {
+package struct RedisCommand: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// The command name first, then its arguments.
-    public var arguments: [RedisArgument]
+    package var arguments: [RedisArgument]
 
     /// A command of `arguments`, the name first.
-    public init(_ arguments: [RedisArgument]) { self.arguments = arguments }
-    public init(arrayLiteral elements: RedisArgument...) { arguments = elements }
+    package init(_ arguments: [RedisArgument]) { self.arguments = arguments }
+    package init(arrayLiteral elements: RedisArgument...) { arguments = elements }
     /// A command named `name` with `arguments`.
-    public init(_ name: String, _ arguments: RedisArgument...) { self.arguments = [.string(name)] + arguments }
+    package init(_ name: String, _ arguments: RedisArgument...) { self.arguments = [.string(name)] + arguments }
 
     /// The command name, upper-cased, for messages.
     var name: String {
@@ -133,16 +133,16 @@ public struct RedisCommand: Sendable, Hashable, ExpressibleByArrayLiteral {
 }
 
 /// Writes commands in RESP2: `*<n>\r\n` then `$<len>\r\n<bytes>\r\n` per argument.
-public enum RESPEncoder {
+package enum RESPEncoder {
     /// The wire bytes of `command`, with `keyPrefix` in front of its `.key` arguments.
-    public static func encode(_ command: RedisCommand, keyPrefix: String = "") -> [UInt8] {
+    package static func encode(_ command: RedisCommand, keyPrefix: String = "") -> [UInt8] {
         var bytes: [UInt8] = []
         append(command, keyPrefix: keyPrefix, to: &bytes)
         return bytes
     }
 
     /// Appends the wire bytes of `command` to `bytes`.
-    public static func append(_ command: RedisCommand, keyPrefix: String = "", to bytes: inout [UInt8]) {
+    package static func append(_ command: RedisCommand, keyPrefix: String = "", to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "*"))
         appendDecimal(command.arguments.count, to: &bytes)
         for argument in command.arguments {

@@ -12,28 +12,28 @@ import Foundation
 /// parser.append(received)
 /// while let reply = try parser.next() { handle(reply) }
 /// ```
-public struct RESPParser: Sendable {
+package struct RESPParser: Sendable {
     /// Bounds on what one reply may claim.
     ///
     /// The defaults are sized for visitor data (a hash of a few dozen small fields per visitor),
     /// not for Redis's own maxima: each parsed value costs some 40 bytes beside its wire bytes,
     /// so a reply of millions of one-byte elements would otherwise cost hundreds of megabytes.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// The longest bulk string.
-        public var maxBulkLength: Int
+        package var maxBulkLength: Int
         /// The most elements one array may announce.
-        public var maxArrayLength: Int
+        package var maxArrayLength: Int
         /// The most values (nested ones included) one top-level reply may hold.
-        public var maxElements: Int
+        package var maxElements: Int
         /// The deepest nesting of arrays.
-        public var maxDepth: Int
+        package var maxDepth: Int
         /// The longest simple string, error or length line.
-        public var maxLineLength: Int
+        package var maxLineLength: Int
         /// The most wire bytes one top-level reply may span.
-        public var maxReplyBytes: Int
+        package var maxReplyBytes: Int
 
         /// Limits sized for visitor data by default (see above).
-        public init(maxBulkLength: Int = 4 << 20, maxArrayLength: Int = 65_536, maxDepth: Int = 16,
+        package init(maxBulkLength: Int = 4 << 20, maxArrayLength: Int = 65_536, maxDepth: Int = 16,
                     maxLineLength: Int = 64 * 1024, maxReplyBytes: Int = 32 << 20, maxElements: Int = 262_144) {
             self.maxBulkLength = maxBulkLength
             self.maxArrayLength = maxArrayLength
@@ -56,7 +56,7 @@ public struct RESPParser: Sendable {
     }
 
     /// The bounds a reply must stay within; past one the parser fails.
-    public let limits: Limits
+    package let limits: Limits
     private var buffer: [UInt8] = []
     /// Where the next unparsed element starts in `buffer`.
     private var start = 0
@@ -68,22 +68,22 @@ public struct RESPParser: Sendable {
     private var failure: RedisError?
 
     /// A parser with `limits` (sized for visitor data by default).
-    public init(limits: Limits = Limits()) { self.limits = limits }
+    package init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Bytes received and not yet returned as part of a value.
-    public var bufferedByteCount: Int { buffer.count - start }
+    package var bufferedByteCount: Int { buffer.count - start }
 
     /// Whether a reply is partly parsed or bytes wait to be parsed.
-    public var hasPendingInput: Bool { bufferedByteCount > 0 || !stack.isEmpty }
+    package var hasPendingInput: Bool { bufferedByteCount > 0 || !stack.isEmpty }
 
     /// Adds received bytes.
-    public mutating func append(_ bytes: some Sequence<UInt8>) { buffer.append(contentsOf: bytes) }
+    package mutating func append(_ bytes: some Sequence<UInt8>) { buffer.append(contentsOf: bytes) }
 
     /// Adds received bytes from raw memory.
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
 
     /// The next complete reply, or `nil` until more bytes arrive.
-    public mutating func next() throws(RedisError) -> RESPValue? {
+    package mutating func next() throws(RedisError) -> RESPValue? {
         if let failure { throw failure }
         do {
             return try parseNext()

@@ -3,11 +3,12 @@ import ConvertSynchronization
 import Dispatch
 import Foundation
 
-/// A thread-safe Redis client over a small pool of ``RedisConnection``s.
+/// The Redis connection a ``RedisVisitorBackend`` uses: a thread-safe pool of a few TCP
+/// connections to one server.
 ///
-/// The synchronous methods block the calling thread for at most the configured timeouts; call
-/// them off Swift concurrency's cooperative pool. The `async` overloads run the same blocking
-/// calls on the client's own dispatch queue, so awaiting them never blocks a cooperative thread.
+/// ``ping()`` blocks the calling thread for at most the configured timeouts; call it off Swift
+/// concurrency's cooperative pool. Its `async` overload, like every call the backend makes, runs
+/// on the client's own dispatch queue, so awaiting it never blocks a cooperative thread.
 ///
 /// Connections are made on demand up to `poolSize`; a broken one is dropped and replaced on a
 /// later call. After a failed connect the client does not try again until the reconnect backoff
@@ -16,9 +17,9 @@ import Foundation
 /// a connect timeout per call. Keys get `keyPrefix`.
 ///
 /// ```swift
-/// let client = RedisClient(configuration: RedisConfiguration(port: 6379, keyPrefix: "convert:"))
-/// try await client.hset("visitor:1", ["segments": data])
-/// let fields = try await client.hgetall("visitor:1")
+/// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"))
+/// try await redis.ping()   // fails fast, naming the cause, when the server is unreachable
+/// let backend = RedisVisitorBackend(client: redis)
 /// ```
 public final class RedisClient: Sendable {
     /// Where the client connects, its timeouts, pool size and key prefix.
@@ -71,11 +72,11 @@ public final class RedisClient: Sendable {
         idle.forEach { $0.close() }
     }
 
-    // MARK: Synchronous API
+    // MARK: Synchronous calls
 
     /// Sends one command; an error reply throws ``RedisError/serverError(message:)``.
     @discardableResult
-    public func send(_ command: RedisCommand) throws(RedisError) -> RESPValue {
+    package func send(_ command: RedisCommand) throws(RedisError) -> RESPValue {
         let reply = try withConnection { connection throws(RedisError) in try connection.send([command])[0] }
         if let message = reply.errorMessage { throw RedisError.reply(message) }
         return reply
@@ -83,7 +84,7 @@ public final class RedisClient: Sendable {
 
     /// Sends `commands` in one write on one connection and returns one result per command: the
     /// reply, or the server's error for that command. Throws only when the connection fails.
-    public func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
+    package func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
         guard !commands.isEmpty else { return [] }
         let replies = try withConnection { connection throws(RedisError) in try connection.send(commands) }
         return replies.map { reply in
@@ -99,13 +100,13 @@ public final class RedisClient: Sendable {
     }
 
     /// `HGETALL`: every field of the hash at `key` (empty when the key does not exist).
-    public func hgetall(_ key: String) throws(RedisError) -> [String: Data] {
+    package func hgetall(_ key: String) throws(RedisError) -> [String: Data] {
         try send(.hgetall(key)).hashFields()
     }
 
     /// `HSET`: writes `fields` into the hash at `key`; returns how many fields were new.
     @discardableResult
-    public func hset(_ key: String, _ fields: [String: Data]) throws(RedisError) -> Int {
+    package func hset(_ key: String, _ fields: [String: Data]) throws(RedisError) -> Int {
         // Redis rejects an HSET without fields; writing nothing is not an error.
         guard !fields.isEmpty else { return 0 }
         return try integer(send(.hset(key, fields)), "HSET")
@@ -113,55 +114,55 @@ public final class RedisClient: Sendable {
 
     /// `HSET` with text values (stored as UTF-8).
     @discardableResult
-    public func hset(_ key: String, _ fields: [String: String]) throws(RedisError) -> Int {
+    package func hset(_ key: String, _ fields: [String: String]) throws(RedisError) -> Int {
         try hset(key, fields.mapValues { Data($0.utf8) })
     }
 
     /// `HSETNX`: sets `field` only when it is absent; `true` when this call set it.
     @discardableResult
-    public func hsetnx(_ key: String, _ field: String, _ value: Data) throws(RedisError) -> Bool {
+    package func hsetnx(_ key: String, _ field: String, _ value: Data) throws(RedisError) -> Bool {
         try integer(send(.hsetnx(key, field, value)), "HSETNX") == 1
     }
 
     /// `HSETNX` with a text value.
     @discardableResult
-    public func hsetnx(_ key: String, _ field: String, _ value: String) throws(RedisError) -> Bool {
+    package func hsetnx(_ key: String, _ field: String, _ value: String) throws(RedisError) -> Bool {
         try hsetnx(key, field, Data(value.utf8))
     }
 
     /// Sets the time to live of `key` (millisecond precision); `false` when the key does not exist.
     @discardableResult
-    public func expire(_ key: String, ttl: Duration) throws(RedisError) -> Bool {
+    package func expire(_ key: String, ttl: Duration) throws(RedisError) -> Bool {
         try integer(send(.expire(key, ttl: ttl)), "PEXPIRE") == 1
     }
 
     /// `DEL`: returns how many of `keys` existed.
     @discardableResult
-    public func del(_ keys: [String]) throws(RedisError) -> Int {
+    package func del(_ keys: [String]) throws(RedisError) -> Int {
         guard !keys.isEmpty else { return 0 }
         return try integer(send(.del(keys)), "DEL")
     }
 
     /// `DEL` of the given keys.
     @discardableResult
-    public func del(_ keys: String...) throws(RedisError) -> Int { try del(keys) }
+    package func del(_ keys: String...) throws(RedisError) -> Int { try del(keys) }
 
     /// `EVAL`: runs a Lua script with `keys` (prefixed, as `KEYS`) and `args` (as `ARGV`).
     @discardableResult
-    public func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) throws(RedisError) -> RESPValue {
+    package func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) throws(RedisError) -> RESPValue {
         try send(.eval(script, keys: keys, args: args))
     }
 
-    // MARK: Asynchronous API (the same calls, run on the client's queue)
+    // MARK: Asynchronous calls (the same, run on the client's queue)
 
     /// ``send(_:)`` without blocking the caller's thread.
     @discardableResult
-    public func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+    package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
         try await offload { client throws(RedisError) in try client.send(command) }
     }
 
     /// ``pipeline(_:)`` without blocking the caller's thread.
-    public func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+    package func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
         try await offload { client throws(RedisError) in try client.pipeline(commands) }
     }
 
@@ -171,55 +172,55 @@ public final class RedisClient: Sendable {
     }
 
     /// ``hgetall(_:)`` without blocking the caller's thread.
-    public func hgetall(_ key: String) async throws(RedisError) -> [String: Data] {
+    package func hgetall(_ key: String) async throws(RedisError) -> [String: Data] {
         try await offload { client throws(RedisError) in try client.hgetall(key) }
     }
 
     /// ``hset(_:_:)`` without blocking the caller's thread.
     @discardableResult
-    public func hset(_ key: String, _ fields: [String: Data]) async throws(RedisError) -> Int {
+    package func hset(_ key: String, _ fields: [String: Data]) async throws(RedisError) -> Int {
         try await offload { client throws(RedisError) in try client.hset(key, fields) }
     }
 
     /// ``hset(_:_:)`` with text values, without blocking the caller's thread.
     @discardableResult
-    public func hset(_ key: String, _ fields: [String: String]) async throws(RedisError) -> Int {
+    package func hset(_ key: String, _ fields: [String: String]) async throws(RedisError) -> Int {
         try await offload { client throws(RedisError) in try client.hset(key, fields) }
     }
 
     /// ``hsetnx(_:_:_:)`` without blocking the caller's thread.
     @discardableResult
-    public func hsetnx(_ key: String, _ field: String, _ value: Data) async throws(RedisError) -> Bool {
+    package func hsetnx(_ key: String, _ field: String, _ value: Data) async throws(RedisError) -> Bool {
         try await offload { client throws(RedisError) in try client.hsetnx(key, field, value) }
     }
 
     /// ``hsetnx(_:_:_:)`` with a text value, without blocking the caller's thread.
     @discardableResult
-    public func hsetnx(_ key: String, _ field: String, _ value: String) async throws(RedisError) -> Bool {
+    package func hsetnx(_ key: String, _ field: String, _ value: String) async throws(RedisError) -> Bool {
         try await offload { client throws(RedisError) in try client.hsetnx(key, field, value) }
     }
 
     /// ``expire(_:ttl:)`` without blocking the caller's thread.
     @discardableResult
-    public func expire(_ key: String, ttl: Duration) async throws(RedisError) -> Bool {
+    package func expire(_ key: String, ttl: Duration) async throws(RedisError) -> Bool {
         try await offload { client throws(RedisError) in try client.expire(key, ttl: ttl) }
     }
 
     /// ``del(_:)`` without blocking the caller's thread.
     @discardableResult
-    public func del(_ keys: [String]) async throws(RedisError) -> Int {
+    package func del(_ keys: [String]) async throws(RedisError) -> Int {
         try await offload { client throws(RedisError) in try client.del(keys) }
     }
 
     /// ``del(_:)`` of the given keys, without blocking the caller's thread.
     @discardableResult
-    public func del(_ keys: String...) async throws(RedisError) -> Int {
+    package func del(_ keys: String...) async throws(RedisError) -> Int {
         try await offload { client throws(RedisError) in try client.del(keys) }
     }
 
     /// ``eval(_:keys:args:)`` without blocking the caller's thread.
     @discardableResult
-    public func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) async throws(RedisError) -> RESPValue {
+    package func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) async throws(RedisError) -> RESPValue {
         try await offload { client throws(RedisError) in try client.eval(script, keys: keys, args: args) }
     }
 

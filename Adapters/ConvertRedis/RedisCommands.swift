@@ -3,13 +3,13 @@ import Foundation
 /// The commands ``RedisClient``'s conveniences send, for use in a ``RedisClient/pipeline(_:)``.
 extension RedisCommand {
     /// `PING`; answered `PONG`.
-    public static var ping: RedisCommand { ["PING"] }
+    package static var ping: RedisCommand { ["PING"] }
 
     /// `HGETALL key`: every field of the hash at `key` (prefixed), empty when it does not exist.
-    public static func hgetall(_ key: String) -> RedisCommand { ["HGETALL", .key(key)] }
+    package static func hgetall(_ key: String) -> RedisCommand { ["HGETALL", .key(key)] }
 
     /// `HSET key field value …`, fields in name order (so the same fields are the same bytes).
-    public static func hset(_ key: String, _ fields: [String: Data]) -> RedisCommand {
+    package static func hset(_ key: String, _ fields: [String: Data]) -> RedisCommand {
         var arguments: [RedisArgument] = ["HSET", .key(key)]
         for (field, value) in fields.sorted(by: { $0.key < $1.key }) {
             arguments.append(.string(field))
@@ -20,23 +20,23 @@ extension RedisCommand {
 
     /// `HSETNX key field value`: sets the field only if it is not set (first writer wins); answers
     /// 1 if it set it.
-    public static func hsetnx(_ key: String, _ field: String, _ value: Data) -> RedisCommand {
+    package static func hsetnx(_ key: String, _ field: String, _ value: Data) -> RedisCommand {
         ["HSETNX", .key(key), .string(field), .data(value)]
     }
 
     /// `PEXPIRE`: a `Duration` carries milliseconds that `EXPIRE`'s whole seconds would drop.
     /// Rounded up to the next millisecond; zero or less deletes the key, as in Redis.
-    public static func expire(_ key: String, ttl: Duration) -> RedisCommand {
+    package static func expire(_ key: String, ttl: Duration) -> RedisCommand {
         ["PEXPIRE", .key(key), .integer(Int(clamping: ttl.wholeMillisecondsRoundedUp))]
     }
 
     /// `DEL key …`: deletes the keys (each prefixed); answers how many existed.
-    public static func del(_ keys: [String]) -> RedisCommand {
+    package static func del(_ keys: [String]) -> RedisCommand {
         RedisCommand(["DEL"] + keys.map { .key($0) })
     }
 
     /// `EVAL script numkeys key… arg…`; the keys get the prefix, the arguments are sent as given.
-    public static func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) -> RedisCommand {
+    package static func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) -> RedisCommand {
         RedisCommand(["EVAL", .string(script), .integer(keys.count)] + keys.map { .key($0) } + args)
     }
 }

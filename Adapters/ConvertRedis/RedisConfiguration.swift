@@ -17,10 +17,10 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
     public var password: String?
     /// Selected with `SELECT` on connect when not 0.
     public var database: Int
-    /// Put in front of every key the client sends (``RedisArgument/key(_:)``).
+    /// Put in front of every key the client sends.
     public var keyPrefix: String
     /// How long what a store writes should live; `nil` keeps keys until deleted. The client sends
-    /// no `EXPIRE` of its own: stores read this and call ``RedisClient/expire(_:ttl:)``.
+    /// no expiry of its own: ``RedisVisitorBackend`` renews it (`PEXPIRE`) on every write.
     public var ttl: Duration?
     /// The longest wait for a TCP connection.
     public var connectTimeout: Duration

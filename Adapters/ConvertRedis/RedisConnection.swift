@@ -10,17 +10,17 @@
 /// let connection = try RedisConnection(configuration: RedisConfiguration(port: 6379))
 /// let replies = try connection.send([["SET", .key("a"), "1"], ["GET", .key("a")]])
 /// ```
-public final class RedisConnection {
+package final class RedisConnection {
     /// Where the connection went, and the key prefix and timeouts it applies.
-    public let configuration: RedisConfiguration
+    package let configuration: RedisConfiguration
     private let socket: TCPSocket
     private var parser = RESPParser()
     /// Why the connection broke, once it has.
-    public private(set) var failure: RedisError?
+    package private(set) var failure: RedisError?
 
     /// Connects within `configuration.connectTimeout`, then authenticates and selects the
     /// database within `configuration.commandTimeout`.
-    public init(configuration: RedisConfiguration) throws(RedisError) {
+    package init(configuration: RedisConfiguration) throws(RedisError) {
         self.configuration = configuration
         socket = try TCPSocket.connect(host: configuration.host, port: configuration.port,
                                        deadline: .after(configuration.connectTimeout))
@@ -47,7 +47,7 @@ public final class RedisConnection {
     deinit { socket.close() }
 
     /// Whether the connection can take commands.
-    public var isOpen: Bool { failure == nil && socket.fd >= 0 }
+    package var isOpen: Bool { failure == nil && socket.fd >= 0 }
 
     /// Whether the connection is open with nothing unexpected to read: a server that closed it
     /// or went away leaves it readable.
@@ -55,7 +55,7 @@ public final class RedisConnection {
 
     /// Sends `commands` in one write and returns their replies in order; error replies are
     /// ``RESPValue/error(_:)`` values. Throws when the connection fails, and it is then closed.
-    public func send(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
+    package func send(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
         if let failure { throw .connectionFailed(reason: "connection closed after an earlier failure (\(failure))") }
         guard socket.fd >= 0 else { throw .connectionFailed(reason: "connection closed") }
         guard !commands.isEmpty else { return [] }
@@ -82,7 +82,7 @@ public final class RedisConnection {
     }
 
     /// Closes the connection; later calls fail.
-    public func close() {
+    package func close() {
         if failure == nil { failure = .connectionFailed(reason: "connection closed") }
         socket.close()
     }

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:", ttl: .seconds(30 * 86_400)))
-/// let store = SharedVisitorStore(backend: RedisVisitorBackend(client: redis))
+/// let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
 /// ```
 ///
 /// The hash at `visitor:{accountId}-{projectId}:{visitorId}` (after the client's key prefix) has
@@ -34,7 +34,7 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         self.client = client
     }
 
-    /// The Redis key of a visitor (before the client's prefix).
+    /// The Redis key of a visitor (before the client's prefix): where to inspect or delete its data.
     public static func redisKey(_ key: VisitorKey) -> String {
         "visitor:\(key.namespace):\(key.visitorId)"
     }

@@ -31,16 +31,29 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
     /// request fails (to be retried); the request's own timeout still bounds the whole exchange.
     public let postAnswerDeadline: Duration
 
-    /// Creates a transport with its own ephemeral session (no cookies, no URL cache).
+    /// Creates a transport with its own session that keeps nothing: no cookie storage (cookies
+    /// a host sets are neither stored nor sent), no URL cache, every request to the network.
+    ///
+    /// On Linux, Foundation creates the empty directories of its shared cookie storage and URL
+    /// cache (`~/.local/share/<the executable's directory name>` and
+    /// `~/.cache/org.swift.foundation.URLCache/<executable>`) the first time a process makes any
+    /// session configuration, before a setting can be changed; nothing is written in them.
     public init(maximumBodyBytes: Int = 10 * 1024 * 1024, postAnswerDeadline: Duration = .seconds(2)) {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
         delegate = SessionDelegate()
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        session = URLSession(configuration: Self.configuration(), delegate: delegate, delegateQueue: nil)
         self.maximumBodyBytes = maximumBodyBytes
         self.postAnswerDeadline = postAnswerDeadline
+    }
+
+    /// An ephemeral configuration with no cookie storage, no cookie handling and no URL cache.
+    private static func configuration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import ConvertMemory
 import ConvertRedis
 import ConvertSharedStore
 import ConvertSwiftSDK
@@ -18,7 +19,7 @@ extension Benchmarks {
             throw BenchError("--store redis needs a Redis server at \(host):\(port) (\(error)); start one with: redis-server --port \(port) --save \"\"")
         }
         let backend = RedisVisitorBackend(client: redis)
-        let store = SharedVisitorStore(backend: backend, capacity: max(w.visitors, 1))
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(capacity: max(w.visitors, 1)))
         let sdk = try await decidingSDK(w, store: store)
         let visitors = min(w.visitors, 20_000)
         let ids = (0..<visitors).map { w.visitorPrefix + String($0) }

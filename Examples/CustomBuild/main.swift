@@ -8,6 +8,7 @@ import ConvertConfigLoader
 import ConvertCore
 import ConvertEnvironment
 import ConvertEvents
+import ConvertTracking
 import ConvertFileStorage
 import ConvertModel
 import ConvertQueue

@@ -60,8 +60,8 @@ func run(host: String, port: Int, visitorCount: Int) async throws -> Int32 {
     }
 
     /// One server: an SDK whose visitor data is shared through Redis.
-    func server(_ weights: [Double]) async throws -> (ConvertSwiftSDK, SharedVisitorStore, RecordingTrackingSink) {
-        let store = SharedVisitorStore(backend: RedisVisitorBackend(client: redis))
+    func server(_ weights: [Double]) async throws -> (ConvertSwiftSDK, WriteBehindVisitorStore, RecordingTrackingSink) {
+        let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
         let sink = RecordingTrackingSink()
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "example", persistence: .memory), ports: ConvertPorts(
             configSource: DirectConfigSource(bytes: try Fixtures.baselineReallocated(weights)), visitorStore: store,
@@ -117,7 +117,8 @@ func run(host: String, port: Int, visitorCount: Int) async throws -> Int32 {
     print("server A store: \(storeA.counters)")
     print("server B store: \(storeB.counters)")
 
-    // Every key this run wrote is under its own prefix: remove them all, and say so.
+    // Every key this run wrote is under its own prefix: remove them all, and say so. `eval` is
+    // package-level (this example is in the SDK's package): an app's keys expire with `ttl`.
     let removal = """
         local keys = redis.call('KEYS', ARGV[1] .. '*')
         for i = 1, #keys, 500 do redis.call('DEL', unpack(keys, i, math.min(i + 499, #keys))) end

@@ -69,6 +69,10 @@ public struct ConvertConfiguration: Sendable, Hashable {
     public var eventQueueCapacity: Int
     /// Allow plain `http` endpoints (loopback test servers); `https` is required otherwise.
     public var allowsInsecureHTTP: Bool
+    /// Read QA overrides at creation from the `CONVERT_FORCE` environment variable and the
+    /// `-ConvertForce` launch arguments (``DecisionOverrides/fromLaunch()``). Off by default, so a
+    /// server that happens to run with that variable set forces nothing it did not ask for.
+    public var readsLaunchOverrides: Bool
 
     /// Every option by name; all but `sdkKey` default to the Convert SDKs' values.
     public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,
@@ -78,7 +82,7 @@ public struct ConvertConfiguration: Sendable, Hashable {
                 networkTracking: Bool = true, networkCacheLevel: NetworkCacheLevel = .normal, debugToken: String? = nil,
                 logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = MurmurHash3.defaultSeed,
                 persistence: Persistence = .file, storageDirectory: URL? = nil, requestTimeoutMs: Int = 10_000,
-                eventQueueCapacity: Int = 100_000, allowsInsecureHTTP: Bool = false) {
+                eventQueueCapacity: Int = 100_000, allowsInsecureHTTP: Bool = false, readsLaunchOverrides: Bool = false) {
         self.sdkKey = sdkKey
         self.sdkKeySecret = sdkKeySecret
         self.environment = environment
@@ -98,6 +102,7 @@ public struct ConvertConfiguration: Sendable, Hashable {
         self.requestTimeoutMs = requestTimeoutMs
         self.eventQueueCapacity = eventQueueCapacity
         self.allowsInsecureHTTP = allowsInsecureHTTP
+        self.readsLaunchOverrides = readsLaunchOverrides
     }
 }
 
@@ -128,6 +133,7 @@ extension ConvertConfiguration: CustomReflectable {
             "networkCacheLevel": networkCacheLevel, "debugToken": redacted(debugToken), "logLevel": logLevel.name,
             "visitorStoreCapacity": visitorStoreCapacity, "hashSeed": hashSeed, "persistence": persistence, "storageDirectory": storageDirectory as Any, "requestTimeoutMs": requestTimeoutMs,
             "eventQueueCapacity": eventQueueCapacity, "allowsInsecureHTTP": allowsInsecureHTTP,
+            "readsLaunchOverrides": readsLaunchOverrides,
         ], displayStyle: .struct)
     }
 }

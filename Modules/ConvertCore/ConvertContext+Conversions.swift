@@ -1,5 +1,6 @@
 import ConvertEnvironment
 import ConvertEvents
+import ConvertTracking
 import ConvertModel
 import ConvertRules
 import ConvertStorage
@@ -48,14 +49,8 @@ extension ConvertContext {
     @discardableResult
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
-        // What the call reads of its decider, taken out: the rest of the call may wait on a
-        // shared store.
-        guard let (installed, previewing, trackingEnabled, trackingHooks, listening) = withDecider(
-            "trackConversion", refused: { _ in nil }, { decider in
-                (decider.installed, decider.snapshot.preview != nil, decider.snapshot.trackingEnabled,
-                 decider.snapshot.trackingHooks, decider.snapshot.listening)
-            }) else { return visitorIdProblem != nil ? .invalidVisitorId : .notReady }
-        let config = installed.config
+        guard let call = begin("trackConversion") else { return visitorIdProblem != nil ? .invalidVisitorId : .notReady }
+        let config = call.config
         guard let goal = config.goal(key: goalKey) else {
             runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
             return .unknownGoal
@@ -69,12 +64,12 @@ extension ConvertContext {
             runtime.log.info("trackConversion \(goalKey): rule data does not match the goal's rules")
             return .rulesNotMatched
         }
-        if previewing {
+        if call.preview != nil {
             runtime.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
         }
         let goalId = InternedId(goal.id)
-        let key = storeKey(installed)
+        let key = call.key
         var (first, data) = runtime.ports.visitorStore.update(key) { data in
             (data.insertGoal(goalId), data)
         }
@@ -87,7 +82,7 @@ extension ConvertContext {
         // Goal data given, even an empty list, makes a transaction, as in JavaScript.
         let sendTransaction = goalData != nil && (first || forceMultipleTransactions)
         guard first || sendTransaction else { return .duplicate }
-        guard trackingEnabled else {
+        guard call.trackingEnabled else {
             runtime.log.debug("trackConversion \(goalKey): tracking is off")
             return .trackingDisabled
         }
@@ -99,14 +94,14 @@ extension ConvertContext {
                                       segments: segments, payload: payload)
             if runtime.ports.trackingSink.offer(event) {
                 count += 1
-                runtime.announceTracked(event, to: trackingHooks)
+                runtime.announceTracked(event, to: call.trackingHooks)
             } else {
                 dropped += 1
             }
         }
         if first { send(.conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing)) }
         if sendTransaction { send(.conversion(goalId: goal.id, goalData: goalData, bucketingData: bucketing)) }
-        runtime.events.publish(.conversion, listening: listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
+        runtime.events.publish(.conversion, listening: call.listening, .conversion(ConversionPayload(visitorId: visitorId, goalId: goal.id, goalKey: goal.key)))
         return dropped > 0 ? .dropped(eventCount: dropped) : .tracked(eventCount: count)
     }
 }

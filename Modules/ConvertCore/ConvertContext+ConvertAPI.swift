@@ -27,11 +27,7 @@ extension ConvertContext {
     /// JavaScript writes to a data store).
     public func updateVisitorProperties(_ properties: [String: JSONValue]) {
         let call = "updateVisitorProperties"
-        if visitorIdProblem != nil {
-            // Logs the refusal as every call does.
-            withDecider(call, refused: { _ in }) { _ in }
-            return
-        }
+        guard checkVisitorId(call) else { return }
         if isPreviewing {
             runtime.log.debug("\(call): previewing, nothing changed")
             return
@@ -41,8 +37,8 @@ extension ConvertContext {
         if !others.isEmpty { mergeVisitorProperties(others) }
         let report = VisitorSegments.reportValues(in: properties)
         guard !report.isEmpty else { return }
-        guard let installed = withDecider(call, refused: { _ in nil }, { $0.installed }) else { return }
-        runtime.ports.visitorStore.update(storeKey(installed)) { data in
+        guard let decider = begin(call) else { return }
+        runtime.ports.visitorStore.update(decider.key) { data in
             data.storeSegmentValues(report)
         }
     }
@@ -54,10 +50,9 @@ extension ConvertContext {
     /// With a shared visitor store it is this instance's copy: ``loadVisitorData()`` first
     /// brings in what other instances stored.
     public func visitorData() -> VisitorData {
-        // The decider's start stores the creation segments that waited for the first config.
-        withDecider("visitorData", refused: { _ in VisitorData() }) { decider in
-            runtime.ports.visitorStore.data(for: storeKey(decider.installed)) ?? VisitorData()
-        }
+        // The call's start stores the creation segments that waited for the first config.
+        guard let call = begin("visitorData") else { return VisitorData() }
+        return runtime.ports.visitorStore.data(for: call.key) ?? VisitorData()
     }
 
     /// The entity of `kind` with this key in the installed config, `nil` before readiness or
@@ -67,13 +62,13 @@ extension ConvertContext {
     /// let goal = context.configEntity(.goal, key: "button-primary-click")   // Goal?
     /// ```
     public func configEntity<Entity>(_ kind: ConfigEntityKind<Entity>, key: String) -> Entity? {
-        runtime.current(visitorHash)?.config.entity(kind, key: key)
+        begin("configEntity", recording: false)?.config.entity(kind, key: key)
     }
 
     /// The entity of `kind` with this id in the installed config, `nil` before readiness or
     /// when there is none. The JavaScript SDK's `getConfigEntityById(id, entityType)`.
     public func configEntity<Entity>(_ kind: ConfigEntityKind<Entity>, id: String) -> Entity? {
-        runtime.current(visitorHash)?.config.entity(kind, id: id)
+        begin("configEntity", recording: false)?.config.entity(kind, id: id)
     }
 
     /// Delivers pending tracking events and writes pending visitor data now, for every visitor

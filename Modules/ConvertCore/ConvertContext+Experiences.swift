@@ -20,10 +20,9 @@ extension ConvertContext {
     /// - Returns: the variation, or `nil` when the visitor does not qualify, is not bucketed,
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
-        withDecider("variation(forExperience:)", refused: { _ in failedCall(.experience, key).value }) { decider in
-            guard decider.snapshot.hooks.isEmpty else { return decider.hookedDetail(key, enableTracking: enableTracking).value }
-            return decider.decide(key: key, enableTracking: enableTracking)
-        }
+        guard var decider = begin("variation(forExperience:)") else { return failedCall(.experience, key).value }
+        return decider.experience(key, at: decider.installed.experiencePosition(key: key), enableTracking: enableTracking,
+                                  detailed: false).value
     }
 
     /// Decides the experience with `key` as ``variation(forExperience:enableTracking:)`` does
@@ -39,9 +38,10 @@ extension ConvertContext {
     /// }
     /// ```
     public func variationDetail(forExperience key: String, enableTracking: Bool = true) -> VariationDetail {
-        withDecider("variationDetail(forExperience:)", refused: { _ in failedCall(.experience, key) }) { decider in
-            decider.hookedDetail(key, enableTracking: enableTracking)
-        }
+        guard var decider = begin("variationDetail(forExperience:)") else { return failedCall(.experience, key) }
+        let detail = decider.experience(key, at: decider.installed.experiencePosition(key: key),
+                                        enableTracking: enableTracking, detailed: true).detail
+        return detail ?? unusable(key)
     }
 
     /// A call that could not start (not ready, unusable visitor id): its error detail, with the
@@ -62,37 +62,34 @@ extension ConvertContext {
     /// Decides every experience in the config, in config order; returns those with a variation.
     /// Synchronous, like ``variation(forExperience:enableTracking:)``.
     public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
-        withDecider("variations()", refused: { _ in [] }) { decider in
-            var found: [BucketedVariation] = []
-            for position in decider.installed.config.experiences.indices {
-                let variation = decider.snapshot.hooks.isEmpty
-                    ? decider.decide(position: position, enableTracking: enableTracking)
-                    : decider.hookedDetail(decider.installed.plans[position].key, at: position, enableTracking: enableTracking).value
-                if let variation { found.append(variation) }
-            }
-            return found
+        guard var decider = begin("variations()") else { return [] }
+        var found: [BucketedVariation] = []
+        let experiences = decider.installed.experiences
+        for position in experiences.indices {
+            let variation = decider.experience(experiences[position].key, at: position, enableTracking: enableTracking,
+                                               detailed: false).value
+            if let variation { found.append(variation) }
         }
+        return found
     }
 
     /// Explains how the experience with `key` would be decided for this visitor, check by check,
     /// without storing, tracking or announcing anything. Synchronous.
     public func explanation(forExperience key: String) -> DecisionTrace {
-        withDecider("explanation(forExperience:)", recording: false, refused: { reason in
-            let step: DecisionStep = reason == .invalidVisitorId
-                ? .invalidVisitorId(problem: visitorIdProblem ?? "") : .notReady
-            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [step], reason: reason,
-                                 variationId: nil, variationKey: nil)
-        }) { decider in
-            guard let position = decider.installed.experiencePosition(key: key) else {
-                return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
-                                     steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
-                                     variationId: nil, variationKey: nil)
-            }
-            return decider.trace(position: position)
+        guard var decider = begin("explanation(forExperience:)", recording: false) else {
+            let step: DecisionStep = visitorIdProblem.map { .invalidVisitorId(problem: $0) } ?? .notReady
+            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId, steps: [step],
+                                 reason: refusalReason, variationId: nil, variationKey: nil)
         }
+        guard let position = decider.installed.experiencePosition(key: key) else {
+            return DecisionTrace(experienceKey: key, experienceId: nil, visitorId: visitorId,
+                                 steps: [.experienceNotFound(key: key)], reason: .experienceNotFound,
+                                 variationId: nil, variationKey: nil)
+        }
+        return decider.trace(position)
     }
 
-    /// The seed API's name for ``variation(forExperience:enableTracking:)``.
+    /// ``variation(forExperience:enableTracking:)``, for code written with `await`.
     public func runExperience(_ key: String, enableTracking: Bool = true) async -> BucketedVariation? {
         variation(forExperience: key, enableTracking: enableTracking)
     }
@@ -103,7 +100,7 @@ extension ConvertContext {
         Task { completion(await runExperience(key, enableTracking: enableTracking)) }
     }
 
-    /// The seed API's name for ``variations(enableTracking:)``.
+    /// ``variations(enableTracking:)``, for code written with `await`.
     public func runExperiences(enableTracking: Bool = true) async -> [BucketedVariation] {
         variations(enableTracking: enableTracking)
     }
@@ -113,19 +110,17 @@ extension ConvertContext {
         Task { completion(await runExperiences(enableTracking: enableTracking)) }
     }
 
-    /// The seed API's name for ``explanation(forExperience:)``.
+    /// ``explanation(forExperience:)``, for code written with `await`.
     public func explainExperience(_ key: String) async -> DecisionTrace {
         explanation(forExperience: key)
     }
 
-    /// This visitor's key in the visitor store.
-    func storeKey(_ installed: InstalledConfig) -> VisitorKey {
-        installed.visitorKey(visitorId, visitorHash: visitorHash)
-    }
+    /// Why a call could not start: the visitor id is unusable, or no config yet.
+    var refusalReason: DecisionReason { visitorIdProblem == nil ? .notReady : .invalidVisitorId }
 
     /// The detail of a call that could not decide: the visitor id is unusable, or no config yet.
     func unusable(_ key: String) -> VariationDetail {
-        let reason: DecisionReason = visitorIdProblem == nil ? .notReady : .invalidVisitorId
+        let reason = refusalReason
         let (evaluation, error) = reason.evaluation(targeted: false)
         return VariationDetail(experienceKey: key, value: nil, reason: evaluation, decisionReason: reason,
                                errorCode: error, gate: nil)

@@ -14,20 +14,13 @@ extension ConvertContext {
     /// if context.feature("new-checkout").isEnabled { … }
     /// ```
     public func feature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> BucketedFeature {
-        withDecider("feature(_:)", refused: { _ in
+        guard var decider = begin("feature(_:)") else {
             _ = failedCall(.feature, key)
             return .disabled(key: key, feature: nil)
-        }) { decider in
-            var decided = DecidedCarriers()
-            guard decider.snapshot.hooks.isEmpty else {
-                return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided).value
-            }
-            guard let position = decider.installed.config.featureIndex(key: key) else {
-                runtime.log.warn("no feature has the key \"\(key)\"")
-                return .disabled(key: key, feature: nil)
-            }
-            return decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         }
+        var decided = DecidedCarriers()
+        return decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
+                               enableTracking: enableTracking, detailed: false, decided: &decided).value
     }
 
     /// Resolves the feature with `key` as ``feature(_:typeCasting:enableTracking:)`` does, and
@@ -35,53 +28,44 @@ extension ConvertContext {
     /// when no carrier switches it on, an error code when it cannot be resolved; with the
     /// carriers' own details.
     public func featureDetail(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> FeatureDetail {
-        withDecider("featureDetail(_:)", refused: { _ in
+        guard var decider = begin("featureDetail(_:)") else {
             let failed = failedCall(.feature, key)
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
                                  experiences: [])
-        }) { decider in
-            var decided = DecidedCarriers()
-            return decider.hookedFeature(key, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
         }
+        var decided = DecidedCarriers()
+        let (value, detail) = decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
+                                              enableTracking: enableTracking, detailed: true, decided: &decided)
+        return detail ?? FeatureDetail(value: value, reason: .default, errorCode: nil, experiences: [])
     }
 
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
-        withDecider("features()", refused: { _ in [] }) { decider in
-            var decided = DecidedCarriers()
-            let count = decider.installed.featurePlans.count
-            var resolved: [BucketedFeature] = []
-            resolved.reserveCapacity(count)
-            if decider.snapshot.hooks.isEmpty {
-                for position in 0..<count {
-                    resolved.append(decider.resolve(position, typeCasting: typeCasting, enableTracking: enableTracking,
-                                                    decided: &decided))
-                }
-            } else {
-                let features = decider.installed.config.features
-                for position in 0..<count {
-                    resolved.append(decider.hookedFeature(features[position].key, at: position, typeCasting: typeCasting,
-                                                          enableTracking: enableTracking, decided: &decided).value)
-                }
-            }
-            return resolved
+        guard var decider = begin("features()") else { return [] }
+        var decided = DecidedCarriers()
+        let plans = decider.installed.featurePlans
+        var resolved: [BucketedFeature] = []
+        resolved.reserveCapacity(plans.count)
+        for position in plans.indices {
+            resolved.append(decider.feature(plans[position].disabled.key, at: position, typeCasting: typeCasting,
+                                            enableTracking: enableTracking, detailed: false, decided: &decided).value)
         }
+        return resolved
     }
 
     /// Explains, experience by experience, how the feature with `key` would be resolved, without
     /// storing, tracking or announcing anything. Synchronous.
     public func explanation(forFeature key: String) -> [DecisionTrace] {
-        withDecider("explanation(forFeature:)", recording: false, refused: { _ in [] }) { decider in
-            guard let feature = decider.config.feature(key: key) else { return [] }
-            var traces: [DecisionTrace] = []
-            for position in decider.config.carrierIndexes(featureId: feature.id) {
-                traces.append(decider.trace(position: position))
-            }
-            return traces
+        guard var decider = begin("explanation(forFeature:)", recording: false),
+              let feature = decider.config.feature(key: key) else { return [] }
+        var traces: [DecisionTrace] = []
+        for position in decider.config.carrierIndexes(featureId: feature.id) {
+            traces.append(decider.trace(position))
         }
+        return traces
     }
 
-    /// The seed API's name for ``feature(_:typeCasting:enableTracking:)``.
+    /// ``feature(_:typeCasting:enableTracking:)``, for code written with `await`.
     public func runFeature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) async -> BucketedFeature {
         feature(key, typeCasting: typeCasting, enableTracking: enableTracking)
     }
@@ -92,7 +76,7 @@ extension ConvertContext {
         Task { completion(await runFeature(key, typeCasting: typeCasting, enableTracking: enableTracking)) }
     }
 
-    /// The seed API's name for ``features(typeCasting:enableTracking:)``.
+    /// ``features(typeCasting:enableTracking:)``, for code written with `await`.
     public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true) async -> [BucketedFeature] {
         features(typeCasting: typeCasting, enableTracking: enableTracking)
     }
@@ -103,7 +87,7 @@ extension ConvertContext {
         Task { completion(await runFeatures(typeCasting: typeCasting, enableTracking: enableTracking)) }
     }
 
-    /// The seed API's name for ``explanation(forFeature:)``.
+    /// ``explanation(forFeature:)``, for code written with `await`.
     public func explainFeature(_ key: String) async -> [DecisionTrace] {
         explanation(forFeature: key)
     }

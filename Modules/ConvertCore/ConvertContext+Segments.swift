@@ -10,7 +10,8 @@ extension ConvertContext {
     /// visitorType, customSegments); keys left `nil` keep their stored value, lists are united
     /// with the stored ones.
     public func setDefaultSegments(_ segments: VisitorSegments) async {
-        updateSegments(call: "setDefaultSegments") { _ in segments.ruleData }
+        guard let call = begin("setDefaultSegments") else { return }
+        updateSegments(call) { _ in segments.ruleData }
     }
 
     /// ``setDefaultSegments(_:)-(VisitorSegments)`` with a completion handler.
@@ -25,17 +26,18 @@ extension ConvertContext {
     /// given (audiences read it back unchanged; tracking sends its string form).
     public func setDefaultSegments(_ values: [String: JSONValue]) async {
         let values = VisitorSegments.reportValues(in: values)
-        updateSegments(call: "setDefaultSegments") { _ in values }
+        guard let call = begin("setDefaultSegments") else { return }
+        updateSegments(call) { _ in values }
     }
 
     /// Adds the custom segments with these keys; with `ruleData`, only those whose rules match it.
     /// - Returns: the ids added (already present ones are skipped).
     @discardableResult
     public func runCustomSegments(_ segmentKeys: [String], ruleData: [String: JSONValue]? = nil) async -> [String] {
-        guard let installed = withDecider("runCustomSegments", refused: { _ in nil }, { $0.installed }) else { return [] }
+        guard let call = begin("runCustomSegments") else { return [] }
         var ids: [String] = []
         for key in segmentKeys {
-            guard let segment = installed.config.segment(key: key) else {
+            guard let segment = call.config.segment(key: key) else {
                 runtime.log.warn("runCustomSegments: no segment has the key \"\(key)\"")
                 continue
             }
@@ -43,7 +45,7 @@ extension ConvertContext {
             ids.append(segment.id)
         }
         var added: [String] = []
-        updateSegments(call: "runCustomSegments") { stored in
+        updateSegments(call) { stored in
             // The stored ids as given (a single id counts as one), compared by their string form.
             let current: [JSONValue]
             switch stored[VisitorSegments.customSegmentsKey] {
@@ -66,31 +68,23 @@ extension ConvertContext {
     }
 
     /// The visitor's stored segments, in their string form.
-    public func segments() async -> VisitorSegments {
-        storedData()?.segments ?? VisitorSegments()
+    public func segments() -> VisitorSegments {
+        visitorData().segments
     }
 
     /// The visitor's stored segments with their values as given (what audiences read).
-    public func segmentValues() async -> [String: JSONValue] {
-        storedData()?.segmentValues ?? [:]
-    }
-
-    private func storedData() -> VisitorData? {
-        guard let installed = runtime.current(visitorHash) else { return nil }
-        return runtime.ports.visitorStore.data(for: storeKey(installed))
+    public func segmentValues() -> [String: JSONValue] {
+        visitorData().segmentValues
     }
 
     /// Stores the report values `change` makes of the stored ones over them; announces the
     /// segments when that changed them.
-    private func updateSegments(call: String, _ change: ([String: JSONValue]) -> [String: JSONValue]) {
-        guard let (installed, previewing) = withDecider(call, refused: { _ in nil }, { ($0.installed, $0.snapshot.preview != nil) })
-        else { return }
-        guard !previewing else {
-            runtime.log.debug("\(call): previewing, nothing stored")
+    private func updateSegments(_ call: Decider, _ change: ([String: JSONValue]) -> [String: JSONValue]) {
+        guard call.preview == nil else {
+            runtime.log.debug("segments: previewing, nothing stored")
             return
         }
-        let key = storeKey(installed)
-        let updated: VisitorSegments? = runtime.ports.visitorStore.update(key) { data in
+        let updated: VisitorSegments? = runtime.ports.visitorStore.update(call.key) { data in
             let values = change(data.segmentValues)
             guard !values.isEmpty, data.storeSegmentValues(values) else { return nil }
             return data.segments

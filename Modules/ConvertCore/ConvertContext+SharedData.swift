@@ -13,9 +13,9 @@ extension ConvertContext {
     public func loadVisitorData() async -> VisitorLoadResult {
         let result: VisitorLoadResult
         if let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
-           let installed = runtime.current(visitorHash), visitorIdProblem == nil {
-            result = await shared.load(storeKey(installed))
-            visitorDataLoaded(installed)
+           let call = begin("loadVisitorData", recording: false) {
+            result = await shared.load(call.key)
+            visitorDataLoaded(call.installed)
         } else {
             result = .notShared
         }
@@ -28,8 +28,8 @@ extension ConvertContext {
     @discardableResult
     public func saveVisitorData() async -> Bool {
         guard let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
-              let installed = runtime.current(visitorHash), visitorIdProblem == nil else { return true }
-        return await shared.save(storeKey(installed))
+              let call = begin("saveVisitorData", recording: false) else { return true }
+        return await shared.save(call.key)
     }
 }
 

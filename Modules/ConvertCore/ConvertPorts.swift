@@ -1,5 +1,6 @@
 import ConvertEnvironment
 import ConvertEvents
+import ConvertTracking
 import ConvertModel
 import ConvertStorage
 
@@ -22,13 +23,6 @@ public struct ConvertPorts: Sendable {
     public var trackingSink: any TrackingSink
     /// Where log lines go.
     public var logSink: any LogSink
-    /// Never read: the SDK's own timeouts run on ``sleepClock``.
-    @available(*, deprecated, message: "never read: the SDK's timeouts run on sleepClock")
-    public var clock: TimeSource {
-        get { wallClock }
-        set { wallClock = newValue }
-    }
-    private var wallClock: TimeSource = .system
     /// Monotonic time for the SDK's own timeouts (``ConvertSwiftSDK/ready(timeout:)``).
     public var sleepClock: any SleepClock
     /// New auto visitor ids.
@@ -49,17 +43,5 @@ public struct ConvertPorts: Sendable {
         self.sleepClock = sleepClock
         self.identifiers = identifiers
         self.events = events
-    }
-
-    /// The earlier form, with a wall clock the SDK never read.
-    @available(*, deprecated, message: "drop clock: the SDK's timeouts run on sleepClock")
-    public init(configSource: any ConfigSource, visitorStore: any VisitorDataStore, visitorIdStore: any VisitorIdStore,
-                trackingSink: any TrackingSink, logSink: any LogSink = SilentLogSink(), clock: TimeSource,
-                identifiers: IdentifierSource = .uuid, events: SystemEventHub = SystemEventHub(),
-                sleepClock: any SleepClock = .continuous) {
-        self.init(configSource: configSource, visitorStore: visitorStore, visitorIdStore: visitorIdStore,
-                  trackingSink: trackingSink, logSink: logSink, identifiers: identifiers, events: events,
-                  sleepClock: sleepClock)
-        wallClock = clock
     }
 }

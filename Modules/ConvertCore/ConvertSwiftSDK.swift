@@ -1,5 +1,6 @@
 import ConvertEnvironment
 import ConvertEvents
+import ConvertTracking
 import ConvertModel
 import ConvertRules
 import ConvertStorage
@@ -23,7 +24,7 @@ public final class ConvertSwiftSDK: Sendable {
     /// Starts an SDK on the given ports; nothing here imports a concrete adapter.
     public init(configuration: ConvertConfiguration, ports: ConvertPorts) {
         let runtime = SDKRuntime(configuration: configuration, ports: ports)
-        let launched = DecisionOverrides.fromLaunch()
+        let launched = configuration.readsLaunchOverrides ? DecisionOverrides.fromLaunch() : DecisionOverrides()
         if !launched.isEmpty {
             runtime.setOverrides(launched)
             runtime.log.warn("QA overrides from \(DecisionOverrides.environmentVariable) or \(DecisionOverrides.launchArgument): "
@@ -121,7 +122,7 @@ public final class ConvertSwiftSDK: Sendable {
     }
 
     /// Subscribes `callback` to `event`; callbacks run off the main thread unless `delivery`
-    /// is ``EventDelivery/mainActor``. The seed API's form: ``subscribe(to:delivery:callback:)``
+    /// is ``EventDelivery/mainActor``. The typed form, ``subscribe(to:delivery:callback:)``,
     /// does the same without `await` and hands the callback the event's own payload type.
     @discardableResult
     public func on(_ event: SystemEvent, delivery: EventDelivery = .background,

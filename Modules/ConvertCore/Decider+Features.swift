@@ -3,70 +3,57 @@ import ConvertModel
 import ConvertRules
 
 extension Decider {
-    /// The detail of the feature with `key`, with the call's hooks around it; carriers already
-    /// in `decided` (by an earlier feature of the same call) are not decided again.
-    mutating func hookedFeature(_ key: String, typeCasting: Bool, enableTracking: Bool,
-                                decided: inout DecidedCarriers) -> FeatureDetail {
-        hookedFeature(key, at: installed.config.featureIndex(key: key), typeCasting: typeCasting,
-                      enableTracking: enableTracking, decided: &decided)
-    }
-
-    /// ``hookedFeature(_:typeCasting:enableTracking:decided:)`` for the feature at `position` in
-    /// the config's features, already found (`nil`: no feature has `key`).
-    mutating func hookedFeature(_ key: String, at position: Int?, typeCasting: Bool, enableTracking: Bool,
-                                decided: inout DecidedCarriers) -> FeatureDetail {
-        let hooks = snapshot.hooks
-        let context = hooks.isEmpty ? nil : HookContext(flagKind: .feature, key: key, visitorId: visitorId,
-                                                        attributes: snapshot.attributes)
-        if let context { runtime.runHooks(hooks, "before") { try $0.before(context) } }
-        let result = resolveDetail(key, position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided)
-        if let context { runtime.finishHooks(hooks, context, .feature(result)) }
-        return result
-    }
-
-    private mutating func resolveDetail(_ key: String, _ position: Int?, typeCasting: Bool, enableTracking: Bool,
-                                        decided: inout DecidedCarriers) -> FeatureDetail {
-        guard let position else {
+    /// The feature with `key` (at `position` in the config's features, `nil` when no feature
+    /// has it), resolved with the call's hooks around it; its detail when `detailed` (or hooks
+    /// asked for it). Carriers already in `decided` (by an earlier feature of the same call) are
+    /// not decided again.
+    mutating func feature(_ key: String, at position: Int?, typeCasting: Bool, enableTracking: Bool, detailed: Bool,
+                          decided: inout DecidedCarriers) -> (value: BucketedFeature, detail: FeatureDetail?) {
+        let hook = startHooks(.feature, key)
+        let value: BucketedFeature, detail: FeatureDetail?
+        if let position {
+            if let forced = forcedFeature(installed.featurePlans[position]) {
+                value = forced
+                detail = FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
+            } else {
+                var details: [VariationDetail]? = detailed || hook != nil ? [] : nil
+                value = resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
+                                details: &details)
+                detail = details.map { experiences in
+                    let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
+                    return FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
+                }
+            }
+        } else {
             runtime.log.warn("no feature has the key \"\(key)\"")
-            return FeatureDetail(value: .disabled(key: key, feature: nil), reason: .error, errorCode: .flagNotFound,
-                                 experiences: [])
+            value = .disabled(key: key, feature: nil)
+            detail = FeatureDetail(value: value, reason: .error, errorCode: .flagNotFound, experiences: [])
         }
-        if let forced = forcedFeature(installed.featurePlans[position]) {
-            return FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
-        }
-        var details: [VariationDetail]? = []
-        let value = resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
-                            details: &details)
-        let experiences = details ?? []
-        let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
-        return FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
+        if let hook, let detail { runtime.finishHooks(hooks, hook, .feature(detail)) }
+        return (value, detail)
     }
 
     /// The feature at `position` in the config's features as the first carrier that switches it
     /// on gives it. With `details`, each carrier looked at is described there.
-    mutating func resolve(_ position: Int, typeCasting: Bool, enableTracking: Bool,
-                          decided: inout DecidedCarriers) -> BucketedFeature {
-        let plan = installed.featurePlans[position]
-        if let forced = forcedFeature(plan) { return forced }
-        var details: [VariationDetail]?
-        return resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
-                       details: &details)
-    }
-
     private mutating func resolve(_ position: Int, typeCasting: Bool, enableTracking: Bool,
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
             let variationIndex: Int?
             if details != nil {
-                let known = decided.details[index] ?? detailAndIndex(position: index, enableTracking: enableTracking)
+                let known = decided.details[index] ?? {
+                    let outcome = decide(index, enableTracking: enableTracking)
+                    let experience = installed.experiences[index]
+                    let detail = self.detail(outcome, of: experience, value: variation(outcome, of: experience))
+                    return (detail, outcome.variationIndex)
+                }()
                 decided.details[index] = known
                 details?.append(known.detail)
                 variationIndex = known.variationIndex
             } else if let cached = decided.variationIndex(index) {
                 variationIndex = cached
             } else {
-                variationIndex = decideIndex(position: index, enableTracking: enableTracking).index
+                variationIndex = decide(index, enableTracking: enableTracking).variationIndex
                 decided.remember(index, variationIndex)
             }
             if let variationIndex, let result = plan.result(carrier: carrier, variationIndex: variationIndex,
@@ -78,15 +65,13 @@ extension Decider {
     }
 
     /// The feature as a QA override forces it for this visitor, if one does.
-    @inline(__always)
     private func forcedFeature(_ plan: FeaturePlan) -> BucketedFeature? {
         let feature = plan.disabled
-        guard let forced = snapshot.overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
+        guard let forced = overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
         return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: forced.enabled ? .enabled : .disabled,
                                experienceId: nil, experienceKey: nil, variationId: nil, variationKey: nil,
                                variables: forced.enabled ? forced.variables : [:])
     }
-
 }
 
 /// The carrier experiences one call has decided, each once: the index of their variation on

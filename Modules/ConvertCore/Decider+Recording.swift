@@ -1,4 +1,5 @@
 import ConvertEvents
+import ConvertTracking
 import ConvertModel
 import ConvertRules
 import ConvertStorage
@@ -21,9 +22,9 @@ struct RecordedDecision {
 extension Decider {
     /// Stores, tracks and announces what a decision found; returns the index of the variation
     /// that holds and the data stored.
-    func record(_ decision: ExperienceDecision, _ plan: ExperiencePlan, enableTracking: Bool) -> RecordedDecision {
+    func record(_ decision: ExperienceDecision, _ position: Int, enableTracking: Bool) -> RecordedDecision {
+        let plan = installed.experiences[position], ids = installed.storedIds[position]
         let events = runtime.events
-        let listening = snapshot.listening
         if decision.matchedAudiences != 0 {
             events.publish(.audiences, listening: listening, .audiences(AudiencesPayload(
                 visitorId: visitorId,
@@ -37,7 +38,7 @@ extension Decider {
             return RecordedDecision(variationIndex: decision.variationIndex)
         }
 
-        let tracks = enableTracking && snapshot.trackingEnabled
+        let tracks = enableTracking && trackingEnabled
         let recorded = runtime.ports.visitorStore.update(key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
@@ -48,12 +49,12 @@ extension Decider {
                 if changes.deactivate & bit != 0, data.removeLocation(locationKeys[index]) { outcome.deactivated |= bit }
             }
             if decision.isNew, let freshIndex = decision.variationIndex {
-                if let existing = data.variation(forExperience: plan.id),
-                   existing != stored.variation(forExperience: plan.id),
-                   let kept = plan.variationIndex(of: existing) {
+                if let existing = data.variation(forExperience: ids.experience),
+                   existing != stored.variation(forExperience: ids.experience),
+                   let kept = ids.variationIndex(of: existing) {
                     outcome.variationIndex = kept
                 } else {
-                    data.setVariation(plan.variations[freshIndex], forExperience: plan.id)
+                    data.setVariation(ids.variations[freshIndex], forExperience: ids.experience)
                     outcome.isNew = true
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
@@ -64,25 +65,23 @@ extension Decider {
         }
         announceLocations(recorded, plan, listening: listening)
         if recorded.isNew, let index = recorded.variationIndex {
-            // Read where used, not bound first: a binding retains the shared variation even
-            // when nothing is tracked or listened to.
             if tracks {
                 let event = TrackingEvent(
                     accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
                     segments: recorded.segments,
-                    payload: .bucketing(experienceId: plan.experienceId, variationId: plan.variationModels[index].id))
+                    payload: .bucketing(experienceId: plan.id, variationId: plan.variations[index].id))
                 runtime.ports.trackingSink.enqueue(event)
-                runtime.announceTracked(event, to: snapshot.trackingHooks)
+                runtime.announceTracked(event, to: trackingHooks)
             }
             events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(
-                visitorId: visitorId, experienceId: plan.experienceId, experienceKey: plan.key,
-                variationId: plan.variationModels[index].id, variationKey: plan.variationModels[index].key)))
+                visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key,
+                variationId: plan.variations[index].id, variationKey: plan.variations[index].key)))
         }
         return recorded
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.
-    private static func locationChanges(_ decision: ExperienceDecision, _ plan: ExperiencePlan, _ locationKeys: [InternedId],
+    private static func locationChanges(_ decision: ExperienceDecision, _ plan: Experience, _ locationKeys: [InternedId],
                                         _ data: VisitorData) -> (activate: UInt64, deactivate: UInt64) {
         guard decision.locationsEvaluated else { return (0, 0) }
         var activate: UInt64 = 0, deactivate: UInt64 = 0
@@ -95,7 +94,7 @@ extension Decider {
         return (activate, deactivate)
     }
 
-    private func announceLocations(_ recorded: RecordedDecision, _ plan: ExperiencePlan, listening: UInt32) {
+    private func announceLocations(_ recorded: RecordedDecision, _ plan: Experience, listening: UInt32) {
         guard recorded.activated | recorded.deactivated != 0,
               SystemEventHub.listens(listening, to: .locationActivated) || SystemEventHub.listens(listening, to: .locationDeactivated)
         else { return }
@@ -104,7 +103,7 @@ extension Decider {
         for index in Self.positions(recorded.activated, in: plan.locationIndexes) {
             runtime.events.publish(.locationActivated, listening: listening, .locationActivated(LocationActivatedPayload(
                 visitorId: visitorId, locationId: locations[index].id, locationKey: locationKey(index),
-                properties: locationProperties.mapValues(\.javaScriptString))))
+                properties: input.locationProperties.mapValues(\.javaScriptString))))
         }
         for index in Self.positions(recorded.deactivated, in: plan.locationIndexes) {
             runtime.events.publish(.locationDeactivated, listening: listening, .locationDeactivated(LocationDeactivatedPayload(

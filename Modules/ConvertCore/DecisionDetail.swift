@@ -112,13 +112,13 @@ extension DecisionReason {
 
 extension ExperienceDecision {
     /// The gate that ended the decision, named with the config's ids.
-    func gate(_ plan: ExperiencePlan, _ installed: InstalledConfig) -> DecisionGate? {
+    func gate(_ plan: Experience, _ installed: InstalledConfig) -> DecisionGate? {
         let config = installed.config
         switch reason {
         case .archived: return .archived
         case .environmentMismatch: return .environment(experience: plan.environment ?? "", sdk: installed.environment)
         case .locationNotMatched:
-            guard plan.hasLocationIds else { return .siteArea }
+            guard !plan.locationIds.isEmpty else { return .siteArea }
             return .locations(ids: plan.locationIndexes.map { config.locations[$0].id })
         case .audienceNotMatched:
             let failed = plan.audienceIndexes.enumerated().compactMap { position, index -> String? in
@@ -133,7 +133,7 @@ extension ExperienceDecision {
     }
 
     /// Whether a targeting gate was passed on the way (locations, site area, audiences, segments).
-    func targeted(_ plan: ExperiencePlan) -> Bool {
-        plan.hasLocationIds || plan.siteArea != nil || audiencesChecked || !plan.segmentIds.isEmpty
+    func targeted(_ plan: Experience) -> Bool {
+        !plan.locationIds.isEmpty || plan.siteArea != nil || audiencesChecked || !plan.segmentIds.isEmpty
     }
 }

@@ -4,7 +4,20 @@ import ConvertRules
 import ConvertStorage
 import ConvertVisitor
 
-extension Decider {
+/// What the decision engine computes on for one visitor, beside the config: a value, so the
+/// engine reads no port and changes nothing.
+struct DecisionInput {
+    let visitorId: String
+    let hashSeed: UInt32
+    /// The context's attributes (its visitor properties beneath them).
+    let attributes: [String: JSONValue]
+    /// The properties locations and `site_area` rules are matched against.
+    let locationProperties: [String: JSONValue]
+    /// The report keys the context was created with (see ``ConvertContext/creationSegments``).
+    let creationSegments: ReportValues?
+    /// The visitor's data: stored decisions, segments, locations.
+    var stored: VisitorData
+
     /// Audience data, built as the JavaScript SDK builds it: the visitor's stored segments
     /// deep-merged with the context's attributes (attributes win; arrays are united). The report
     /// keys the context was created with are read from the store alone — they were stored from
@@ -56,43 +69,46 @@ struct ExperienceDecision {
 }
 
 extension ExperienceDecision {
-    /// The variation found, from `plan` (the experience decided).
-    func variation(in plan: ExperiencePlan) -> Variation? { variationIndex.map { plan.variationModels[$0] } }
+    /// The variation found in `experience` (the experience decided).
+    func variation(in experience: Experience) -> Variation? { variationIndex.map { experience.variations[$0] } }
 }
 
-/// The decision pipeline of SPEC §4: filters, stored decision, locations, audiences, segments,
-/// bucketing. It reads the decider and reports; the caller stores, tracks and announces. The
-/// only thing it writes is the call's memo of location answers.
+/// The decision pipeline: archived and environment filters, the stored decision, locations,
+/// audiences, segments, bucketing. It reads the config and a ``DecisionInput`` and reports; the
+/// caller stores, tracks and announces. The only thing it writes is the call's memo of
+/// location answers.
 enum DecisionEngine {
-    static func decide<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, memo: inout RuleMemo,
-                                          tracer: inout T) -> ExperienceDecision {
-        let installed = input.installed
-        if plan.archived {
+    /// Decides the experience at `position` in `installed` for `input`.
+    static func decide<T: DecisionTracer>(_ position: Int, in installed: InstalledConfig, for input: DecisionInput,
+                                          memo: inout RuleMemo, tracer: inout T) -> ExperienceDecision {
+        let experience = installed.experiences[position], ids = installed.storedIds[position]
+        if experience.isArchived {
             tracer.record(.archived)
             return ExperienceDecision(reason: .archived)
         }
-        if let env = plan.environment, env != installed.environment {
+        if let env = experience.environment, env != installed.environment {
             tracer.record(.environmentMismatch(experience: env, sdk: installed.environment))
             return ExperienceDecision(reason: .environmentMismatch)
         }
-        let storedIndex = input.stored.variation(forExperience: plan.id).flatMap { plan.variationIndex(of: $0) }
-        if T.recordsSteps { tracer.record(.storedDecision(variationId: storedIndex.map { plan.variationModels[$0].id })) }
+        let storedIndex = input.stored.variation(forExperience: ids.experience).flatMap { ids.variationIndex(of: $0) }
+        if T.recordsSteps { tracer.record(.storedDecision(variationId: storedIndex.map { experience.variations[$0].id })) }
         var decision = ExperienceDecision(reason: .notBucketed)
 
-        guard locationsPass(plan, input, &decision, memo: &memo, tracer: &tracer) else {
+        guard locationsPass(experience, installed, input, &decision, memo: &memo, tracer: &tracer) else {
             decision.reason = .locationNotMatched
             return decision
         }
         // Built at most once per decision, for the audiences and the segment gate alike.
         var audienceData: [String: JSONValue]?
-        guard audiencesPass(plan, input, bucketed: storedIndex != nil, &decision, &audienceData, tracer: &tracer) else {
+        guard audiencesPass(experience, installed, input, bucketed: storedIndex != nil, &decision, &audienceData,
+                            tracer: &tracer) else {
             decision.reason = .audienceNotMatched
             return decision
         }
-        if !plan.segmentIds.isEmpty {
+        if !experience.segmentIds.isEmpty {
             let visitorSegments = Self.customSegments(in: audienceData ?? input.audienceData)
-            let matched = plan.segmentIds.contains(where: visitorSegments.contains)
-            tracer.record(.segments(required: plan.segmentIds, visitor: visitorSegments, matched: matched))
+            let matched = experience.segmentIds.contains(where: visitorSegments.contains)
+            tracer.record(.segments(required: experience.segmentIds, visitor: visitorSegments, matched: matched))
             guard matched else {
                 decision.reason = .segmentNotMatched
                 return decision
@@ -103,14 +119,14 @@ enum DecisionEngine {
             decision.variationIndex = storedIndex
             return decision
         }
-        let value = BucketValue.of(experienceId: plan.experienceId, visitorId: input.visitorId, seed: input.hashSeed)
-        let range = plan.bucketTable.rangeIndex(forValue: value)
+        let value = BucketValue.of(experienceId: experience.id, visitorId: input.visitorId, seed: input.hashSeed)
+        let range = experience.bucketTable.rangeIndex(forValue: value)
         if T.recordsSteps {
-            tracer.record(.bucket(value: value, ranges: plan.bucketTable.ranges,
-                                  variationId: range.map { plan.bucketTable.ranges[$0].variationId }))
+            tracer.record(.bucket(value: value, ranges: experience.bucketTable.ranges,
+                                  variationId: range.map { experience.bucketTable.ranges[$0].variationId }))
         }
-        guard let range, plan.rangeVariations[range] >= 0 else { return decision }
-        let index = plan.rangeVariations[range]
+        guard let range, experience.rangeVariations[range] >= 0 else { return decision }
+        let index = experience.rangeVariations[range]
         decision.reason = .bucketed
         decision.variationIndex = index
         decision.isNew = true
@@ -127,11 +143,12 @@ enum DecisionEngine {
         }
     }
 
-    private static func locationsPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider,
+    private static func locationsPass<T: DecisionTracer>(_ experience: Experience, _ installed: InstalledConfig,
+                                                         _ input: DecisionInput,
                                                          _ decision: inout ExperienceDecision, memo: inout RuleMemo,
                                                          tracer: inout T) -> Bool {
-        if plan.hasLocationIds {
-            let indexes = plan.locationIndexes
+        if !experience.locationIds.isEmpty {
+            let indexes = experience.locationIndexes
             guard !indexes.isEmpty else {
                 tracer.record(.noKnownLocation)
                 return false
@@ -141,7 +158,7 @@ enum DecisionEngine {
             var matched: UInt64 = 0, unmatched: UInt64 = 0, anyMatched = false
             if T.recordsSteps {
                 for (position, index) in indexes.enumerated() {
-                    let location = input.config.locations[index]
+                    let location = installed.config.locations[index]
                     let outcome = location.rules?.evaluate(properties)
                         ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
                     tracer.record(.location(id: location.id, key: location.key, outcome: outcome))
@@ -152,14 +169,14 @@ enum DecisionEngine {
             } else {
                 // Location rules read the location properties alone, so the call's memo keeps
                 // each location's answer for the call's other experiences.
-                let rules = input.installed.rules
+                let rules = installed.rules
                 (matched, unmatched, anyMatched) = rules.matchEach(indexes, { rules.input(properties) }, memo: &memo)
             }
             decision.matchedLocations |= matched
             decision.unmatchedLocations |= unmatched
             return anyMatched
         }
-        if let siteArea = plan.siteArea {
+        if let siteArea = experience.siteArea {
             let outcome = siteArea.evaluate(input.locationProperties)
             tracer.record(.siteArea(outcome: outcome))
             return outcome.matched
@@ -167,22 +184,21 @@ enum DecisionEngine {
         return true
     }
 
-    private static func audiencesPass<T: DecisionTracer>(_ plan: ExperiencePlan, _ input: borrowing Decider, bucketed: Bool,
+    private static func audiencesPass<T: DecisionTracer>(_ experience: Experience, _ installed: InstalledConfig,
+                                                         _ input: DecisionInput, bucketed: Bool,
                                                          _ decision: inout ExperienceDecision,
                                                          _ audienceData: inout [String: JSONValue]?,
                                                          tracer: inout T) -> Bool {
-        guard !plan.audienceIndexes.isEmpty else { return true }
-        let installed = input.installed
+        guard !experience.audienceIndexes.isEmpty else { return true }
         var checked = 0, matched = 0
         // The audience data read against the rule keys, once for all the experience's audiences.
         var ruleInput: RuleInput?
-        // Read through the plan by position: an iterator would retain the shared array.
-        for position in plan.audienceIndexes.indices {
-            let index = plan.audienceIndexes[position]
+        for position in experience.audienceIndexes.indices {
+            let index = experience.audienceIndexes[position]
             let permanent = installed.audiencePermanent[index]
             if bucketed && permanent {
                 if T.recordsSteps {
-                    let audience = input.config.audiences[index]
+                    let audience = installed.config.audiences[index]
                     tracer.record(.audience(id: audience.id, key: audience.key, permanent: true, outcome: nil))
                 }
                 continue
@@ -198,8 +214,8 @@ enum DecisionEngine {
                 // No mutual-exclusion leaf: nothing to resolve, so no resolver to build.
                 audienceMatched = installed.rules.matches(set, ruleInput!)
             } else {
-                audienceMatched = resolvingMembership(index, permanent: permanent, data, ruleInput, input, &decision,
-                                                      tracer: &tracer)
+                audienceMatched = resolvingMembership(index, permanent: permanent, data, ruleInput, installed, input,
+                                                      &decision, tracer: &tracer)
             }
             if audienceMatched {
                 matched += 1
@@ -208,7 +224,7 @@ enum DecisionEngine {
         }
         guard checked > 0 else { return true }
         decision.audiencesChecked = true
-        return plan.allAudiences ? matched == checked : matched > 0
+        return experience.audienceMatching == .all ? matched == checked : matched > 0
     }
 
     /// Whether the audience at `index` matches, its mutual-exclusion leaves answered from the
@@ -218,21 +234,21 @@ enum DecisionEngine {
     /// captured state costs an allocation.
     private static func resolvingMembership<T: DecisionTracer>(_ index: Int, permanent: Bool, _ data: [String: JSONValue],
                                                                _ ruleInput: RuleInput?,
-                                                               _ input: borrowing Decider,
+                                                               _ installed: InstalledConfig,
+                                                               _ input: DecisionInput,
                                                                _ decision: inout ExperienceDecision,
                                                                tracer: inout T) -> Bool {
-        let installed = input.installed
         var unresolved: String?
         func membership(_ key: String) -> Bool? {
             guard let target = installed.experiencePosition(key: key) else {
                 unresolved = key
                 return nil
             }
-            return input.stored.hasVariation(forExperience: installed.plans[target].id)
+            return input.stored.hasVariation(forExperience: installed.storedIds[target].experience)
         }
         let matched: Bool
         if T.recordsSteps {
-            let audience = input.config.audiences[index]
+            let audience = installed.config.audiences[index]
             let outcome = audience.rules?.evaluate(data, membership: membership)
                 ?? RuleOutcome(matched: false, decidingLeaf: nil, verdict: nil)
             tracer.record(.audience(id: audience.id, key: audience.key, permanent: permanent, outcome: outcome))

@@ -14,8 +14,9 @@ import Foundation
 /// sdk.setOverrides(overrides)
 /// ```
 ///
-/// The SDK also reads them, at creation, from the `CONVERT_FORCE` environment variable and from
-/// launch arguments (`-ConvertForce experience=variation`, repeatable): see ``fromLaunch()``.
+/// With ``ConvertConfiguration/readsLaunchOverrides`` set, the SDK also reads them, at creation,
+/// from the `CONVERT_FORCE` environment variable and from launch arguments
+/// (`-ConvertForce experience=variation`, repeatable): see ``fromLaunch()``.
 public struct DecisionOverrides: Sendable, Hashable, Codable {
     /// A forced feature: on or off, with these variables when on.
     public struct Feature: Sendable, Hashable, Codable {

@@ -1,5 +1,6 @@
 import ConvertEnvironment
 import ConvertEvents
+import ConvertTracking
 import ConvertRules
 import ConvertSynchronization
 

@@ -23,8 +23,11 @@ final class InstalledConfig: Sendable {
     /// `"{accountId}-{projectId}"`, the namespace of every visitor key, and its hash.
     let namespace: String
     let namespaceHash: UInt64
-    /// What deciding each experience reads, parallel to `config.experiences`.
-    let plans: [ExperiencePlan]
+    /// `config.experiences`, held here so the decision path reads them without going through
+    /// the config's accessors.
+    let experiences: [Experience]
+    /// Each experience's ids as visitor records hold them, parallel to ``experiences``.
+    let storedIds: [StoredExperienceIds]
     let experienceKeys: KeyIndex<SeededKeyHash>
     /// Interned keys (the id when a location has no key) of `config.locations`.
     let locationKeys: [InternedId]
@@ -50,14 +53,14 @@ final class InstalledConfig: Sendable {
         }
         strings += config.locations.map { $0.key ?? $0.id }
         var interned = IdPool.shared.intern(strings)[...]
-        plans = config.experiences.map { experience in
+        experiences = config.experiences
+        storedIds = experiences.map { experience in
             let id = interned.removeFirst()
             let variations = Array(interned.prefix(experience.variations.count))
             interned = interned.dropFirst(experience.variations.count)
-            return ExperiencePlan(experience, id: id, variations: variations,
-                                  archived: config.isArchived(experienceId: experience.id))
+            return StoredExperienceIds(experience: id, variations: variations)
         }
-        experienceKeys = KeyIndex(plans.map(\.key))
+        experienceKeys = KeyIndex(experiences.map(\.key))
         locationKeys = Array(interned)
         rules = RuleProgram([config.locations.map(\.rules), config.audiences.map(\.rules)])
         audienceRulesStart = config.locations.count
@@ -75,6 +78,25 @@ final class InstalledConfig: Sendable {
     func visitorKey(_ visitorId: String, visitorHash: UInt64) -> VisitorKey {
         VisitorKey(namespace: namespace, namespaceHash: namespaceHash, visitorId: visitorId, visitorHash: visitorHash)
     }
+}
+
+/// An experience's id and its variations' ids, interned as visitor records hold them.
+struct StoredExperienceIds: Sendable {
+    let experience: InternedId
+    /// Parallel to the experience's variations.
+    let variations: [InternedId]
+
+    /// The index in the experience's variations of the variation with this interned id.
+    func variationIndex(of variation: InternedId) -> Int? {
+        variations.firstIndex(of: variation)
+    }
+}
+
+/// ``KeyHash`` for ``KeyIndex``: seeded per process, so a config cannot be written to make the
+/// experience-key index collide.
+enum SeededKeyHash: StringHash {
+    @inline(__always)
+    static func hash(_ string: String) -> UInt64 { KeyHash.hash64(string) }
 }
 
 /// A feature's carrier experiences and, for each carrier's variations, the result the variation

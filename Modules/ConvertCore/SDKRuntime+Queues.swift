@@ -1,3 +1,4 @@
+import ConvertTracking
 import ConvertEvents
 import ConvertStorage
 

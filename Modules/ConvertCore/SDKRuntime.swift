@@ -33,67 +33,66 @@ final class SDKRuntime: Sendable {
         self.configuration = configuration
         self.ports = ports
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
-        let decisionState = self.decisionState, changes = self.changes
+        let published = self.published, generation = self.generation
         ports.events.observeListening { mask in
-            decisionState.update { $0 = $0.changing { $0.listening = mask } }
-            changes.advance()
+            published.update { $0 = $0.changing { $0.listening = mask } }
+            generation.advance()
         }
     }
 
-    /// What decisions read, once per stripe so that threads deciding for different visitors
-    /// share no lock (written under `owned`'s lock, after the owned copy).
-    struct DecisionState {
-        var installed: InstalledConfig?
-        var trackingEnabled: Bool
-        /// `nil` when nothing is forced, so a decision checks one optional.
-        var overrides: DecisionOverrides?
-        var hooks: [any EvaluationHook]
-        /// The system events that have listeners, as ``SystemEventHub`` masks them.
-        var listening: UInt32 = 0
-    }
-    /// One decision state as published: immutable, so a context keeps it, and hands it to each
-    /// call, as one reference.
-    final class PublishedState: Sendable {
-        let fields: DecisionState
+    /// What every call reads of the SDK: the installed config, the tracking switch, forced
+    /// decisions, hooks and the events listened to. Immutable, so a context keeps the one it
+    /// read and hands it to each call as one reference; a change publishes a new one.
+    final class Published: Sendable {
+        struct Fields {
+            var installed: InstalledConfig?
+            var trackingEnabled = true
+            /// `nil` when nothing is forced, so a decision checks one optional.
+            var overrides: DecisionOverrides?
+            var hooks: [any EvaluationHook] = []
+            /// The system events that have listeners, as ``SystemEventHub`` masks them.
+            var listening: UInt32 = 0
+        }
+        private let fields: Fields
 
-        init(_ fields: DecisionState) {
+        init(_ fields: Fields) {
             self.fields = fields
         }
 
+        var installed: InstalledConfig? { fields.installed }
+        var trackingEnabled: Bool { fields.trackingEnabled }
+        var overrides: DecisionOverrides? { fields.overrides }
+        var hooks: [any EvaluationHook] { fields.hooks }
+        var listening: UInt32 { fields.listening }
+
         /// A new state: these fields with `change` made.
-        func changing(_ change: (inout DecisionState) -> Void) -> PublishedState {
+        func changing(_ change: (inout Fields) -> Void) -> Published {
             var next = fields
             change(&next)
-            return PublishedState(next)
+            return Published(next)
         }
     }
-    let decisionState = StripedValue(PublishedState(DecisionState(installed: nil, trackingEnabled: true, overrides: nil,
-                                                                  hooks: [])))
-    /// Advanced after every change of `decisionState`: a context keeps the copy it read while
-    /// this number stays, so a call takes no lock for it.
-    let changes = ChangeCounter()
+    /// The published state, once per stripe so that threads calling for different visitors
+    /// share no lock (written under `owned`'s lock, after the owned copy).
+    let published = StripedValue(Published(Published.Fields()))
+    /// Advanced after every change of `published`: a context keeps the state it read while this
+    /// generation stays, so a call takes no lock for it.
+    let generation = GenerationCounter()
 
-    /// Changes every stripe of the decision state, then tells the contexts' copies they are old.
-    private func publish(_ change: (inout DecisionState) -> Void) {
-        decisionState.update { $0 = $0.changing(change) }
-        changes.advance()
+    /// Changes every stripe of the published state, then tells the contexts' copies they are old.
+    private func publish(_ change: (inout Published.Fields) -> Void) {
+        published.update { $0 = $0.changing(change) }
+        generation.advance()
     }
 
-    /// The decision state as the stripe of `visitorHash` holds it, with the change number it is
-    /// at least as new as.
-    @inline(__always)
-    func decisionSnapshot(_ visitorHash: UInt64) -> (generation: UInt64, state: PublishedState) {
-        let generation = changes.value
-        return (generation, decisionState.read(visitorHash) { $0 })
+    /// The published state as the stripe of `visitorHash` holds it, with the generation it is at
+    /// least as new as.
+    func read(_ visitorHash: UInt64) -> (generation: UInt64, state: Published) {
+        let generation = generation.value
+        return (generation, published.read(visitorHash) { $0 })
     }
 
     var current: InstalledConfig? { owned.withValue { $0.installed } }
-
-    /// The installed config as the stripe of `visitorHash` holds it (the decision path).
-    @inline(__always)
-    func current(_ visitorHash: UInt64) -> InstalledConfig? {
-        decisionState.read(visitorHash) { $0.fields.installed }
-    }
 
     func addHook(_ hook: any EvaluationHook) {
         owned.withValue { owned in

@@ -107,13 +107,6 @@ public struct VisitorCookie: Sendable, Hashable {
         return header(for: visitorId)
     }
 
-    /// The `Set-Cookie` header value for `visitorId`, or an empty string when
-    /// ``makeSetCookieHeader(for:)`` refuses it.
-    @available(*, deprecated, renamed: "makeSetCookieHeader(for:)", message: "refuses what a cookie cannot carry")
-    public func setCookieHeader(for visitorId: String) -> String {
-        (try? makeSetCookieHeader(for: visitorId)) ?? ""
-    }
-
     private func header(for visitorId: String) -> String {
         var parts = ["\(name)=\(Self.escape(visitorId))", "Path=\(path)", "Max-Age=\(maxAge.components.seconds)"]
         if let domain { parts.append("Domain=\(domain)") }

@@ -10,9 +10,9 @@
 /// let backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
 /// backoff.delay(afterFailures: 3)   // 400 ms
 /// ```
-public struct Backoff: Sendable, Hashable {
+package struct Backoff: Sendable, Hashable {
     /// How a wait is shortened at random.
-    public enum Jitter: Sendable, Hashable {
+    package enum Jitter: Sendable, Hashable {
         /// The full wait, always.
         case none
         /// A random wait between half the full wait and the full wait.
@@ -20,14 +20,14 @@ public struct Backoff: Sendable, Hashable {
     }
 
     /// The first wait.
-    public var initial: Duration
+    package var initial: Duration
     /// The longest wait.
-    public var maximum: Duration
+    package var maximum: Duration
     /// How each wait is shortened at random.
-    public var jitter: Jitter
+    package var jitter: Jitter
 
     /// A backoff starting at `initial`, doubling up to `maximum`, shortened by `jitter`.
-    public init(initial: Duration, maximum: Duration, jitter: Jitter = .none) {
+    package init(initial: Duration, maximum: Duration, jitter: Jitter = .none) {
         self.initial = initial
         self.maximum = maximum
         self.jitter = jitter
@@ -35,7 +35,7 @@ public struct Backoff: Sendable, Hashable {
 
     /// The wait before retry number `attempt` (0-based) before jitter:
     /// `min(maximum, initial × 2^min(attempt, 30))`.
-    public func ceiling(attempt: Int) -> Duration {
+    package func ceiling(attempt: Int) -> Duration {
         var wait = initial
         var steps = min(max(attempt, 0), 30)
         // Doubling stops at the maximum, so a large attempt never overflows.
@@ -48,7 +48,7 @@ public struct Backoff: Sendable, Hashable {
 
     /// The wait before retry number `attempt` (0-based), with `unit` in `0...1` choosing the
     /// jitter (`1` is the full wait; ignored without jitter).
-    public func delay(attempt: Int, unit: Double) -> Duration {
+    package func delay(attempt: Int, unit: Double) -> Duration {
         let full = ceiling(attempt: attempt)
         switch jitter {
         case .none: return full
@@ -57,7 +57,7 @@ public struct Backoff: Sendable, Hashable {
     }
 
     /// The wait before retry number `attempt` (0-based), with random jitter.
-    public func delay(attempt: Int) -> Duration {
+    package func delay(attempt: Int) -> Duration {
         switch jitter {
         case .none: return ceiling(attempt: attempt)
         case .upToHalf: return delay(attempt: attempt, unit: Double.random(in: 0...1))
@@ -66,7 +66,7 @@ public struct Backoff: Sendable, Hashable {
 
     /// The wait after `failures` consecutive failures (the first failure waits `initial`);
     /// `delay(attempt: failures - 1)`.
-    public func delay(afterFailures failures: Int) -> Duration {
+    package func delay(afterFailures failures: Int) -> Duration {
         delay(attempt: max(failures, 1) - 1)
     }
 }

@@ -74,8 +74,8 @@ final class TokenHolder: Sendable {
 }
 
 /// A weak reference usable from any thread; the owner's lifetime decides the subscription's.
-final class WeakBox: @unchecked Sendable {
-    // Swift weak references are atomic; the box adds no mutable state of its own.
+/// Off the main actor the bus only tests it for `nil` unless the owner's type is `Sendable`.
+final class WeakBox: @unchecked Sendable {  // a weak reference: Swift loads and clears it atomically, the box has no other state
     private(set) weak var object: AnyObject?
 
     init(_ object: AnyObject) { self.object = object }
@@ -91,23 +91,14 @@ final class StreamOwner: Sendable {
     func release() { anchor.set(nil) }
 }
 
-/// Carries a main-actor handler into a `@MainActor` task.
-struct MainActorHandler<Owner, Event>: @unchecked Sendable {
-    // Only ever called on the main actor, where it was created.
-    let call: @MainActor (Owner, Event) -> Void
-
-    init(_ call: @escaping @MainActor (Owner, Event) -> Void) { self.call = call }
-}
-
-struct SubscriptionEntry: @unchecked Sendable {
-    // `receive` is not `@Sendable` because the seed API's `subscribe(owner:handler:)` takes a
-    // plain closure. The bus calls it synchronously on each publishing thread, never under its
-    // lock; two threads publishing at once call it at once, so a handler that is not thread-safe
-    // is used with one publishing thread, or subscribed with `subscribeOnMain`.
+/// One subscription as the bus stores it. `receive` runs on every publishing thread, outside the
+/// bus's lock, and several threads may run it at once: it is `@Sendable`, as are the handlers it
+/// calls.
+struct SubscriptionEntry: Sendable {
     let id: UUID
     let owner: WeakBox
     let state: CancellationState
-    let receive: (Any) -> Void
+    let receive: @Sendable (any EventBusEvent) -> Void
 
     var isLive: Bool { owner.object != nil && !state.isCancelled }
 }

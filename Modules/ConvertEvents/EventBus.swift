@@ -13,9 +13,10 @@ public protocol EventBusEvent: Sendable {}
 ///
 /// Subscriptions follow their owner's lifetime (the owner is held weakly) and can be cancelled
 /// one by one with their ``SubscriptionToken``. Publishing takes a snapshot of the subscribers
-/// under a lock and calls them after releasing it, synchronously on the publishing thread;
-/// ``subscribeOnMain(owner:to:handler:)`` hops to the main actor instead, and
-/// ``stream(_:bufferingPolicy:)`` delivers into an `AsyncStream`.
+/// under a lock and calls them after releasing it, synchronously on the publishing thread: any
+/// thread may publish, and several may at once, so handlers are `@Sendable` and an owner handed
+/// to one is `Sendable`. ``subscribeOnMain(owner:to:handler:)`` hops to the main actor instead,
+/// and ``stream(_:bufferingPolicy:)`` delivers into an `AsyncStream`.
 ///
 /// ```swift
 /// let bus = EventBus()
@@ -26,16 +27,13 @@ public final class EventBus: Sendable {
     // Handlers run outside the lock.
     private let subscriptionsByEvent = Locked<[ObjectIdentifier: [SubscriptionEntry]]>([:])
 
-    /// A process-wide bus for apps that want one; inject your own instance in tests.
-    public static let `default` = EventBus()
-
     /// A bus of its own, with no subscriptions.
     public init() {}
 
     /// Delivers `event` to every live subscription of its type.
     public func publish<Event: EventBusEvent>(_ event: Event) {
         let key = ObjectIdentifier(Event.self)
-        let receivers: [(Any) -> Void] = subscriptionsByEvent.withValue { subscriptions in
+        let receivers: [@Sendable (any EventBusEvent) -> Void] = subscriptionsByEvent.withValue { subscriptions in
             guard let bucket = subscriptions[key] else { return [] }
             let live = bucket.filter(\.isLive)
             subscriptions[key] = live.isEmpty ? nil : live
@@ -45,10 +43,12 @@ public final class EventBus: Sendable {
     }
 
     /// Subscribes `handler` to `eventType` for as long as `owner` lives; the handler receives the
-    /// owner strongly, so it needs no `[weak self]`.
+    /// owner strongly, so it needs no `[weak self]`. It runs on the publishing thread, so the
+    /// owner it is handed is `Sendable` (a main-actor owner subscribes with
+    /// ``subscribeOnMain(owner:to:handler:)``).
     @discardableResult
-    public func subscribe<Owner: AnyObject, Event: EventBusEvent>(
-        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping (Owner, Event) -> Void
+    public func subscribe<Owner: AnyObject & Sendable, Event: EventBusEvent>(
+        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping @Sendable (Owner, Event) -> Void
     ) -> SubscriptionToken {
         let state = CancellationState()
         let box = WeakBox(owner)
@@ -58,18 +58,25 @@ public final class EventBus: Sendable {
         }
     }
 
-    /// Subscribes an event-only `handler`; `owner` only anchors the subscription's lifetime.
+    /// Subscribes an event-only `handler`; `owner` only anchors the subscription's lifetime (it
+    /// is never handed to the handler, so it need not be `Sendable`).
     @discardableResult
     public func subscribe<Owner: AnyObject, Event: EventBusEvent>(
-        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping (Event) -> Void
+        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping @Sendable (Event) -> Void
     ) -> SubscriptionToken {
-        subscribe(owner: owner, to: eventType) { (_: Owner, event: Event) in handler(event) }
+        let state = CancellationState()
+        let box = WeakBox(owner)
+        return insert(Event.self, owner: box, state: state) { raw in
+            guard !state.isCancelled, box.object != nil, let event = raw as? Event else { return }
+            handler(event)
+        }
     }
 
-    /// Subscribes `handler` for exactly one delivery, even when several publishes race.
+    /// Subscribes `handler` for exactly one delivery, even when several publishes race; it runs on
+    /// the publishing thread, as for ``subscribe(owner:to:handler:)-(_,_,(Owner,Event)->Void)``.
     @discardableResult
-    public func subscribeOnce<Owner: AnyObject, Event: EventBusEvent>(
-        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping (Owner, Event) -> Void
+    public func subscribeOnce<Owner: AnyObject & Sendable, Event: EventBusEvent>(
+        owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping @Sendable (Owner, Event) -> Void
     ) -> SubscriptionToken {
         let gate = OnceGate()
         let holder = TokenHolder()
@@ -82,7 +89,8 @@ public final class EventBus: Sendable {
         return token
     }
 
-    /// Subscribes `handler` to run on the main actor; delivery is scheduled asynchronously.
+    /// Subscribes `handler` to run on the main actor; delivery is scheduled asynchronously. The
+    /// owner is handed to the handler only there, on the actor it was subscribed from.
     @MainActor @discardableResult
     public func subscribeOnMain<Owner: AnyObject, Event: EventBusEvent>(
         owner: Owner, to eventType: Event.Type = Event.self,
@@ -90,12 +98,11 @@ public final class EventBus: Sendable {
     ) -> SubscriptionToken {
         let state = CancellationState()
         let box = WeakBox(owner)
-        let mainHandler = MainActorHandler(handler)
         return insert(Event.self, owner: box, state: state) { raw in
             guard !state.isCancelled, let event = raw as? Event else { return }
             Task { @MainActor in
                 guard !state.isCancelled, let owner = box.object as? Owner else { return }
-                mainHandler.call(owner, event)
+                handler(owner, event)
             }
         }
     }
@@ -108,7 +115,7 @@ public final class EventBus: Sendable {
     ) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: bufferingPolicy)
         let owner = StreamOwner()
-        let token = subscribe(owner: owner, to: eventType) { (_: StreamOwner, event: Event) in
+        let token = subscribe(owner: owner, to: eventType) { (event: Event) in
             continuation.yield(event)
         }
         continuation.onTermination = { _ in
@@ -159,7 +166,7 @@ public final class EventBus: Sendable {
     }
 
     private func insert<Event: EventBusEvent>(_: Event.Type, owner: WeakBox, state: CancellationState,
-                                               receive: @escaping (Any) -> Void) -> SubscriptionToken {
+                                               receive: @escaping @Sendable (any EventBusEvent) -> Void) -> SubscriptionToken {
         let key = ObjectIdentifier(Event.self)
         let entry = SubscriptionEntry(id: UUID(), owner: owner, state: state, receive: receive)
         subscriptionsByEvent.withValue { subscriptions in

@@ -2,7 +2,7 @@ import ConvertSynchronization
 import Dispatch
 import Foundation
 
-/// Cancels one ``SystemEventHub`` subscription (``SystemEventHub/off(_:)``).
+/// Cancels one ``SystemEventHub`` subscription (``SystemEventHub/unsubscribe(_:)``).
 public struct EventListenerToken: Sendable, Hashable {
     let id: UUID
 }
@@ -58,18 +58,6 @@ public final class SystemEventHub: Sendable {
         listener.subscribed(subscription)
         return token
     }
-
-    /// The earlier name of ``subscribe(to:delivery:callback:)``.
-    @available(*, deprecated, renamed: "subscribe(to:delivery:callback:)")
-    @discardableResult
-    public func on(_ event: SystemEvent, delivery: EventDelivery = .background,
-                   callback: @escaping @Sendable (EventPayloadValue) -> Void) -> EventListenerToken {
-        subscribe(to: event, delivery: delivery, callback: callback)
-    }
-
-    /// The earlier name of ``unsubscribe(_:)``.
-    @available(*, deprecated, renamed: "unsubscribe(_:)")
-    public func off(_ token: EventListenerToken) { unsubscribe(token) }
 
     /// Cancels the subscription `token` names; unknown or already cancelled tokens are ignored.
     public func unsubscribe(_ token: EventListenerToken) {

@@ -15,164 +15,142 @@ public enum MatchingOption: String, Sendable, Hashable {
 
 /// An A/B test or feature rollout: who qualifies, and how they split over variations.
 ///
-/// A value type whose content lives in one shared, immutable box: copying an experience costs
-/// one retain, which matters on the decision path.
-public struct Experience: Sendable, Hashable {
-    private final class Storage: Sendable {
-        let id: String
-        let key: String
-        let name: String?
-        let type: String?
-        let status: String?
-        let version: Double?
-        let environment: String?
-        let environments: [String]
-        let locationIds: [String]
-        let siteArea: RuleSet?
-        let audienceIds: [String]
-        let goalIds: [String]
-        let audienceMatching: MatchingOption
-        let locationMatching: MatchingOption
-        let variations: [Variation]
-        let bucketTable: BucketTable
-        let variationIndexById: [String: Int]
-        let audienceIndexes: [Int]
-        let segmentIds: [String]
-        let locationIndexes: [Int]
-
-        init(id: String, key: String, name: String?, type: String?, status: String?, version: Double?,
-             environment: String?, environments: [String], locationIds: [String], siteArea: RuleSet?,
-             audienceIds: [String], goalIds: [String], audienceMatching: MatchingOption,
-             locationMatching: MatchingOption, variations: [Variation], bucketTable: BucketTable,
-             variationIndexById: [String: Int], audienceIndexes: [Int], segmentIds: [String], locationIndexes: [Int]) {
-            self.id = id
-            self.key = key
-            self.name = name
-            self.type = type
-            self.status = status
-            self.version = version
-            self.environment = environment
-            self.environments = environments
-            self.locationIds = locationIds
-            self.siteArea = siteArea
-            self.audienceIds = audienceIds
-            self.goalIds = goalIds
-            self.audienceMatching = audienceMatching
-            self.locationMatching = locationMatching
-            self.variations = variations
-            self.bucketTable = bucketTable
-            self.variationIndexById = variationIndexById
-            self.audienceIndexes = audienceIndexes
-            self.segmentIds = segmentIds
-            self.locationIndexes = locationIndexes
-        }
-    }
-
-    private let storage: Storage
-
+/// Immutable and shared: decisions read an experience in place through one reference.
+public final class Experience: Sendable, Hashable {
     /// The experience's id: bucketing hashes it with the visitor id, and tracking reports it.
-    public var id: String { storage.id }
+    public let id: String
     /// The key `variation(forExperience:)` takes.
-    public var key: String { storage.key }
+    public let key: String
     /// The name shown in the Convert app; `nil` when absent.
-    public var name: String? { storage.name }
+    public let name: String?
     /// The experience's type (e.g. `"a/b_fullstack"`), uninterpreted; `nil` when absent.
-    public var type: String? { storage.type }
+    public let type: String?
     /// The status as written (e.g. `"active"`), not read by decisions: archived experiences are
-    /// listed apart (``ProjectConfig/isArchived(experienceId:)``).
-    public var status: String? { storage.status }
+    /// listed apart (``ProjectConfig/archivedExperienceIds``, ``isArchived``).
+    public let status: String?
     /// `version` as JavaScript's `Number()` reads it (`nil` when absent, NaN when not numeric);
     /// above 11 the anchored bucket layout is used.
-    public var version: Double? { storage.version }
+    public let version: Double?
     /// The environment the experience runs in, if it is limited to one; an empty or null
     /// `environment` limits nothing (the JavaScript SDK only checks a truthy one).
-    public var environment: String? { storage.environment }
+    public let environment: String?
     /// `environments` as written; decisions read ``environment`` only.
-    public var environments: [String] { storage.environments }
+    public let environments: [String]
     /// Ids of the locations the experience runs in; one matching location is enough.
-    public var locationIds: [String] { storage.locationIds }
+    public let locationIds: [String]
     /// `site_area` rules, used when `locations` is empty.
-    public var siteArea: RuleSet? { storage.siteArea }
+    public let siteArea: RuleSet?
     /// Ids of audiences and segments, as written.
-    public var audienceIds: [String] { storage.audienceIds }
+    public let audienceIds: [String]
     /// Ids of the goals the experience reports on.
-    public var goalIds: [String] { storage.goalIds }
+    public let goalIds: [String]
     /// Whether one of the audiences (`any`, also when the config says nothing) or all of them must
     /// match.
-    public var audienceMatching: MatchingOption { storage.audienceMatching }
+    public let audienceMatching: MatchingOption
     /// `matching_options.locations` as written. Decisions never read it: as in the JavaScript SDK,
     /// one matching location is enough whatever it says.
-    public var locationMatching: MatchingOption { storage.locationMatching }
+    public let locationMatching: MatchingOption
     /// The arms, in config order.
-    public var variations: [Variation] { storage.variations }
+    public let variations: [Variation]
     /// The precomputed bucket ranges of ``variations``.
-    public var bucketTable: BucketTable { storage.bucketTable }
+    public let bucketTable: BucketTable
+    /// Whether the config lists the experience as archived; set when a ``ProjectConfig`` is
+    /// assembled.
+    public let isArchived: Bool
     /// Indexes into ``ProjectConfig/audiences`` of the ids in ``audienceIds`` that name audiences.
-    package var audienceIndexes: [Int] { storage.audienceIndexes }
+    package let audienceIndexes: [Int]
     /// The ids in ``audienceIds`` that name segments.
-    public var segmentIds: [String] { storage.segmentIds }
+    public let segmentIds: [String]
     /// Indexes into ``ProjectConfig/locations`` of the ids in ``locationIds`` that name locations.
-    package var locationIndexes: [Int] { storage.locationIndexes }
+    package let locationIndexes: [Int]
+    /// For each range of ``bucketTable``, the index of its variation in ``variations`` (-1: none).
+    package let rangeVariations: [Int]
+    private let variationIndexById: [String: Int]
 
     /// An experience as the config describes it; the bucket table is computed here from the
     /// variations and `version`.
-    public init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
-                version: Double? = nil, environment: String? = nil, environments: [String] = [],
-                locationIds: [String] = [], siteArea: RuleSet? = nil, audienceIds: [String] = [],
-                goalIds: [String] = [], audienceMatching: MatchingOption = .any,
-                locationMatching: MatchingOption = .any, variations: [Variation]) {
-        var index: [String: Int] = [:]
-        for (i, v) in variations.enumerated() where index[v.id] == nil { index[v.id] = i }
+    public convenience init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
+                            version: Double? = nil, environment: String? = nil, environments: [String] = [],
+                            locationIds: [String] = [], siteArea: RuleSet? = nil, audienceIds: [String] = [],
+                            goalIds: [String] = [], audienceMatching: MatchingOption = .any,
+                            locationMatching: MatchingOption = .any, variations: [Variation]) {
         let table = BucketTable(
             arms: variations.map { BucketArm(id: $0.id, trafficAllocation: $0.trafficAllocation, isActive: $0.isActive) },
             layout: BucketLayout(version: version))
-        storage = Storage(id: id, key: key, name: name, type: type, status: status, version: version,
-                          environment: environment, environments: environments, locationIds: locationIds,
-                          siteArea: siteArea, audienceIds: audienceIds, goalIds: goalIds,
-                          audienceMatching: audienceMatching, locationMatching: locationMatching,
-                          variations: variations, bucketTable: table, variationIndexById: index,
-                          audienceIndexes: [], segmentIds: [], locationIndexes: [])
+        self.init(id: id, key: key, name: name, type: type, status: status, version: version, environment: environment,
+                  environments: environments, locationIds: locationIds, siteArea: siteArea, audienceIds: audienceIds,
+                  goalIds: goalIds, audienceMatching: audienceMatching, locationMatching: locationMatching,
+                  variations: variations, bucketTable: table, isArchived: false, audienceIndexes: [], segmentIds: [],
+                  locationIndexes: [])
     }
 
-    private init(storage: Storage) { self.storage = storage }
+    private init(id: String, key: String, name: String?, type: String?, status: String?, version: Double?,
+                 environment: String?, environments: [String], locationIds: [String], siteArea: RuleSet?,
+                 audienceIds: [String], goalIds: [String], audienceMatching: MatchingOption,
+                 locationMatching: MatchingOption, variations: [Variation], bucketTable: BucketTable, isArchived: Bool,
+                 audienceIndexes: [Int], segmentIds: [String], locationIndexes: [Int]) {
+        self.id = id
+        self.key = key
+        self.name = name
+        self.type = type
+        self.status = status
+        self.version = version
+        self.environment = environment
+        self.environments = environments
+        self.locationIds = locationIds
+        self.siteArea = siteArea
+        self.audienceIds = audienceIds
+        self.goalIds = goalIds
+        self.audienceMatching = audienceMatching
+        self.locationMatching = locationMatching
+        self.variations = variations
+        self.bucketTable = bucketTable
+        self.isArchived = isArchived
+        self.audienceIndexes = audienceIndexes
+        self.segmentIds = segmentIds
+        self.locationIndexes = locationIndexes
+        var index: [String: Int] = [:]
+        for (i, v) in variations.enumerated() where index[v.id] == nil { index[v.id] = i }
+        variationIndexById = index
+        rangeVariations = bucketTable.ranges.map { range in variations.firstIndex { $0.id == range.variationId } ?? -1 }
+    }
 
-    /// This experience with its audience, segment and location references resolved against a config.
-    func resolving(audienceIndexes: [Int], segmentIds: [String], locationIndexes: [Int]) -> Experience {
-        let s = storage
-        return Experience(storage: Storage(
-            id: s.id, key: s.key, name: s.name, type: s.type, status: s.status, version: s.version,
-            environment: s.environment, environments: s.environments, locationIds: s.locationIds, siteArea: s.siteArea,
-            audienceIds: s.audienceIds, goalIds: s.goalIds, audienceMatching: s.audienceMatching,
-            locationMatching: s.locationMatching, variations: s.variations, bucketTable: s.bucketTable,
-            variationIndexById: s.variationIndexById, audienceIndexes: audienceIndexes, segmentIds: segmentIds,
-            locationIndexes: locationIndexes))
+    /// This experience with its audience, segment and location references resolved against a
+    /// config, and its archived flag from that config.
+    func resolving(audienceIndexes: [Int], segmentIds: [String], locationIndexes: [Int], isArchived: Bool) -> Experience {
+        Experience(id: id, key: key, name: name, type: type, status: status, version: version, environment: environment,
+                   environments: environments, locationIds: locationIds, siteArea: siteArea, audienceIds: audienceIds,
+                   goalIds: goalIds, audienceMatching: audienceMatching, locationMatching: locationMatching,
+                   variations: variations, bucketTable: bucketTable, isArchived: isArchived,
+                   audienceIndexes: audienceIndexes, segmentIds: segmentIds, locationIndexes: locationIndexes)
     }
 
     /// The variation with this id, if the experience has it.
     public func variation(id: String) -> Variation? {
-        storage.variationIndexById[id].map { storage.variations[$0] }
+        variationIndexById[id].map { variations[$0] }
     }
 
     /// The variation with this key, if the experience has it.
     public func variation(key: String) -> Variation? {
-        storage.variations.first { $0.key == key }
+        variations.first { $0.key == key }
     }
 
     /// The position in ``variations`` of the variation with this id (as ``variation(id:)`` finds it).
-    package func variationIndex(id: String) -> Int? { storage.variationIndexById[id] }
+    package func variationIndex(id: String) -> Int? { variationIndexById[id] }
 
     /// The position in ``variations`` of the variation with this key (as ``variation(key:)`` finds it).
-    package func variationIndex(key: String) -> Int? { storage.variations.firstIndex { $0.key == key } }
+    package func variationIndex(key: String) -> Int? { variations.firstIndex { $0.key == key } }
 
     public static func == (lhs: Experience, rhs: Experience) -> Bool {
-        lhs.storage === rhs.storage
+        lhs === rhs
             || (lhs.id == rhs.id && lhs.key == rhs.key && lhs.name == rhs.name && lhs.type == rhs.type
                 && lhs.status == rhs.status && lhs.version?.bitPattern == rhs.version?.bitPattern && lhs.environment == rhs.environment
                 && lhs.environments == rhs.environments && lhs.locationIds == rhs.locationIds
                 && lhs.siteArea == rhs.siteArea && lhs.audienceIds == rhs.audienceIds && lhs.goalIds == rhs.goalIds
                 && lhs.audienceMatching == rhs.audienceMatching && lhs.locationMatching == rhs.locationMatching
                 && lhs.variations == rhs.variations && lhs.audienceIndexes == rhs.audienceIndexes
-                && lhs.segmentIds == rhs.segmentIds && lhs.locationIndexes == rhs.locationIndexes)
+                && lhs.segmentIds == rhs.segmentIds && lhs.locationIndexes == rhs.locationIndexes
+                && lhs.isArchived == rhs.isArchived)
     }
 
     public func hash(into hasher: inout Hasher) {

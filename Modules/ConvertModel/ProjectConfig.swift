@@ -70,7 +70,8 @@ public struct ProjectConfig: Sendable {
                 return e.resolving(
                     audienceIndexes: e.audienceIds.compactMap { audienceById[$0] },
                     segmentIds: e.audienceIds.filter { audienceById[$0] == nil && segmentById[$0] != nil },
-                    locationIndexes: e.locationIds.compactMap { locationById[$0] })
+                    locationIndexes: e.locationIds.compactMap { locationById[$0] },
+                    isArchived: archivedExperienceIds.contains(e.id))
             }
             self.experiences = resolved
             experienceByKey = ProjectConfig.index(resolved, by: \.key)

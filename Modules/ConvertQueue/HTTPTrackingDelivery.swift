@@ -60,7 +60,7 @@ public struct HTTPTrackingDelivery: TrackingDelivery {
         }
     }
 
-    /// SPEC §7's classes of an HTTP answer: 2xx delivers; 408, 429 and 5xx are retried later
+    /// The classes of an HTTP answer: 2xx delivers; 408, 429 and 5xx are retried later
     /// (after `Retry-After` when given); any other status refuses the batch. A request that got
     /// no answer at all (the transport threw) is retried later too.
     public static func answer(for response: HTTPResponse) -> TrackingDeliveryAnswer {

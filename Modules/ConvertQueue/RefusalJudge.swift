@@ -1,7 +1,6 @@
 import ConvertTracking
 
-/// Tells a bad event from an outage when the server refuses events on their own (SPEC §7's
-/// "any other 4xx"). An event is bad when it is refused alone after the server accepted another
+/// Tells a bad event from an outage when the server refuses events on their own ("any other 4xx"). An event is bad when it is refused alone after the server accepted another
 /// request since the event was first refused; until then it is a suspect. Suspects of two
 /// visitors or more with nothing accepted, or a suspect with nothing else left to try, make an
 /// outage: the events are kept and the queue backs off.

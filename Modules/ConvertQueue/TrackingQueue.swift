@@ -9,7 +9,7 @@ import Foundation
 /// appends it to a bounded buffer. A single delivery loop on the actor hands a batch to its
 /// ``TrackingDelivery`` (``HTTPTrackingDelivery`` unless another is given) when `batchSize`
 /// events are pending or `releaseInterval` after the first pending one, and acts on the
-/// delivery's ``TrackingDeliveryAnswer`` (over HTTP, SPEC §7's classes): delivered
+/// delivery's ``TrackingDeliveryAnswer`` (over HTTP, by status class): delivered
 /// acknowledges the batch (in the journal too) and fires `api.queue.released`; retry-later
 /// (408, 429, 5xx, network failures) resends the same batch (never joined by later events)
 /// after an exponential backoff with jitter that new events do not cut short; refused (any

@@ -48,14 +48,8 @@ package final class RuleProgram: Sendable {
         var codeStart: Int32
     }
 
-    // The compiled program in buffers of its own, written once here and freed with it: matching
-    // reads them in place, where reading an array property retains its buffer at every use.
-    nonisolated(unsafe) private let sets: UnsafeMutableBufferPointer<SetCode>
-    /// `[block count, (group count, (leaf count)…)…]` per rule set, one after another.
-    nonisolated(unsafe) private let shape: UnsafeMutableBufferPointer<Int32>
-    nonisolated(unsafe) private let codes: UnsafeMutableBufferPointer<Code>
-    /// Every lowered target's UTF-8 bytes, one after another.
-    nonisolated(unsafe) private let targetBytes: UnsafeMutableBufferPointer<UInt8>
+    /// The compiled program, read in place by matching.
+    private let buffers: Buffers
     /// The leaves, parallel to `codes`, for the forms that are not compiled.
     private let leaves: [RuleLeaf]
     /// The rule sets, for those answered whole (a mutual-exclusion leaf decides them).
@@ -122,38 +116,20 @@ package final class RuleProgram: Sendable {
                 leaves.append(leaf)
             }
         }
-        self.sets = Self.buffer(sets)
-        self.shape = Self.buffer(shape)
-        self.codes = Self.buffer(codes)
-        self.targetBytes = Self.buffer(targetBytes)
+        buffers = Buffers(sets: sets, shape: shape, codes: codes, targetBytes: targetBytes)
         self.leaves = leaves
         self.ruleSets = ruleSets
         keys = KeyIndex(keyNames)
     }
 
-    deinit {
-        sets.deallocate()
-        shape.deallocate()
-        codes.deallocate()
-        targetBytes.deallocate()
-    }
-
-    /// `elements` copied into a buffer of their own (plain values: nothing to deinitialise).
-    private static func buffer<Element>(_ elements: [Element]) -> UnsafeMutableBufferPointer<Element> {
-        assert(_isPOD(Element.self), "freed without deinitialising")
-        let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: max(1, elements.count))
-        _ = buffer.initialize(from: elements)
-        return UnsafeMutableBufferPointer(rebasing: buffer[0..<elements.count])
-    }
-
     /// The number of rule sets.
-    package var count: Int { sets.count }
+    package var count: Int { buffers.sets.count }
 
     /// Whether rule set `index` is decided by a mutual-exclusion leaf, so matching it asks the
     /// membership resolver.
     package func asksMembership(_ index: Int) -> Bool {
-        precondition(sets.indices.contains(index), "no rule set \(index)")
-        return sets[index].shapeStart == -2
+        precondition(buffers.sets.indices.contains(index), "no rule set \(index)")
+        return buffers.sets[index].shapeStart == -2
     }
 
     /// `data` read against this program's keys.
@@ -169,7 +145,7 @@ package final class RuleProgram: Sendable {
     /// ``RuleSet/matches(_:membership:)``.
     package func matches(_ index: Int, _ input: borrowing RuleInput, membership: (String) -> Bool? = { _ in nil }) -> Bool {
         // The buffers are not bounds-checked: a bad index traps here instead.
-        precondition(sets.indices.contains(index), "no rule set \(index)")
+        precondition(buffers.sets.indices.contains(index), "no rule set \(index)")
         return answer(index, input, membership)
     }
 
@@ -191,7 +167,7 @@ package final class RuleProgram: Sendable {
         let read = input()
         for position in indexes.indices {
             let index = indexes[position]
-            precondition(sets.indices.contains(index), "no rule set \(index)")
+            precondition(buffers.sets.indices.contains(index), "no rule set \(index)")
             let holds = memo.answer(index) ?? answer(index, read) { _ in nil }
             memo.remember(index, holds)
             note(position, holds)
@@ -201,11 +177,12 @@ package final class RuleProgram: Sendable {
 
     @inline(__always)
     private func answer(_ index: Int, _ input: borrowing RuleInput, _ membership: (String) -> Bool?) -> Bool {
-        let set = sets[index]
+        let set = buffers.sets[index]
         guard set.shapeStart >= 0 else {
             return set.shapeStart == -2 ? ruleSets[index]!.matches(input.data, membership: membership) : false
         }
-        return FlatRules.anyBlockHolds(UnsafeBufferPointer(shape), at: Int(set.shapeStart), firstLeaf: Int(set.codeStart)) {
+        let codes = buffers.codes
+        return FlatRules.anyBlockHolds(buffers.shape, at: Int(set.shapeStart), firstLeaf: Int(set.codeStart)) {
             holds(codes[$0], $0, input)
         }
     }
@@ -220,7 +197,8 @@ package final class RuleProgram: Sendable {
             switch code.op {
             case .lowered:
                 if case .string(let text) = value {
-                    let target = UnsafeBufferPointer(rebasing: targetBytes[Int(code.targetStart)..<Int(code.targetStart) + Int(code.targetCount)])
+                    let start = Int(code.targetStart)
+                    let target = UnsafeBufferPointer(rebasing: buffers.targetBytes[start..<start + Int(code.targetCount)])
                     return JavaScriptText.lowercasedEquals(text, loweredBytes: target) != code.negated
                 }
             case .less, .lessEqual:
@@ -233,6 +211,40 @@ package final class RuleProgram: Sendable {
             return nil
         }
         return compiled ?? leaves[index].holds(input.data)
+    }
+}
+
+extension RuleProgram {
+    /// The compiled program in memory of its own, copied in once by `init` and freed by `deinit`:
+    /// matching reads it in place, where reading an array property retains its buffer at every use.
+    private final class Buffers: @unchecked Sendable {  // memory it owns, written in init, freed in deinit, only read between
+        let sets: UnsafeBufferPointer<SetCode>
+        /// `[block count, (group count, (leaf count)…)…]` per rule set, one after another.
+        let shape: UnsafeBufferPointer<Int32>
+        let codes: UnsafeBufferPointer<Code>
+        /// Every lowered target's UTF-8 bytes, one after another.
+        let targetBytes: UnsafeBufferPointer<UInt8>
+
+        init(sets: [SetCode], shape: [Int32], codes: [Code], targetBytes: [UInt8]) {
+            self.sets = Self.copy(sets)
+            self.shape = Self.copy(shape)
+            self.codes = Self.copy(codes)
+            self.targetBytes = Self.copy(targetBytes)
+        }
+
+        deinit {
+            sets.deallocate()
+            shape.deallocate()
+            codes.deallocate()
+            targetBytes.deallocate()
+        }
+
+        /// `elements` copied into memory of their own (plain values: nothing to deinitialise).
+        private static func copy<Element: BitwiseCopyable>(_ elements: [Element]) -> UnsafeBufferPointer<Element> {
+            let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: max(1, elements.count))
+            _ = buffer.initialize(from: elements)
+            return UnsafeBufferPointer(rebasing: buffer[0..<elements.count])
+        }
     }
 }
 

@@ -5,19 +5,44 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(Synchronization) && !canImport(Darwin)
+import Synchronization
+#endif
 
-/// A value and the mutex guarding it in one allocation, for objects made by the thousand (a
-/// context per request): ``Locked`` costs a second allocation for its mutex, and its spinning
-/// mutex four calls to set up, where a lock nobody else waits for needs neither. A copy shares
-/// the value and the lock, as a reference would.
+/// A value and its lock stored inline in the object that holds it, for objects made by the
+/// thousand (a context per request): ``Locked`` costs a second allocation and a mutex set-up.
+///
+/// Where the standard library's `Mutex` needs no availability check (Linux) it is the lock, so
+/// the holder stays one allocation; on Apple platforms, where `Mutex` needs macOS 15 / iOS 18,
+/// value and mutex share one buffer.
 ///
 /// ```swift
 /// let state = InlineLocked([String: Int]())
 /// state.withValue { $0["seen", default: 0] += 1 }
 /// ```
-public struct InlineLocked<Value> {
-    // The value is the buffer's header and the mutex its one element. Inlinable, so a client
-    // creates its specialised buffer without a generic-metadata lookup per instance.
+package struct InlineLocked<Value: Sendable>: ~Copyable {
+    #if canImport(Synchronization) && !canImport(Darwin)
+    @usableFromInline let mutex: Mutex<Value>
+
+    /// Holds `value`.
+    @inlinable
+    package init(_ value: consuming sending Value) {
+        mutex = Mutex(value)
+    }
+
+    /// Reads or changes the value in place, atomically; `body` must not call back into this lock.
+    @inlinable @inline(__always)
+    package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        // The closure is the lock's own: its value never leaves the critical section.
+        try mutex.withLock { (value: inout sending Value) throws -> sending Result in
+            #if DEBUG
+            LockTally.acquired()
+            #endif
+            return try body(&value)
+        }
+    }
+    #else
+    // The value is the buffer's header and the mutex its one element.
     @usableFromInline
     final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
@@ -32,8 +57,7 @@ public struct InlineLocked<Value> {
 
     /// Holds `value`.
     @inlinable
-    public init(_ value: consuming Value) {
-        // Moved into the buffer, not copied (a copy retains every reference the value holds).
+    package init(_ value: consuming Value) {
         var pending = Optional(value)
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in pending.take()! }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
@@ -44,13 +68,14 @@ public struct InlineLocked<Value> {
 
     /// Reads or changes the value in place, atomically; `body` must not call back into this lock.
     @inlinable @inline(__always)
-    public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { value, mutex in
             try withMutexHeld(mutex) { try body(&value.pointee) }
         }
     }
+    #endif
 }
 
-// Sound because every access to the value holds the mutex; only a Sendable value may be handed
+// Sound because every access to the value holds the lock; only a Sendable value may be handed
 // between threads through it.
-extension InlineLocked: @unchecked Sendable where Value: Sendable {}
+extension InlineLocked: @unchecked Sendable {}

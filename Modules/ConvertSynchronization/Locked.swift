@@ -16,14 +16,14 @@ import Darwin
 /// Sendable where its value is: every access to the value goes through the lock. A plain
 /// `pthread_mutex_t` of its own (one small allocation besides the object; `NSLock` costs two
 /// more), inlinable so hot paths in other modules get a specialized call.
-public final class Locked<Value> {
+package final class Locked<Value> {
     // `stored` is read and written only with `mutex` held.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline var stored: Value
 
     /// Holds `value`.
     @inlinable
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         stored = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -49,16 +49,16 @@ public final class Locked<Value> {
 
     /// The current value.
     @inlinable
-    public var value: Value { withValue { $0 } }
+    package var value: Value { withValue { $0 } }
 
     /// Replaces the value.
     @inlinable
-    public func set(_ value: Value) { withValue { $0 = value } }
+    package func set(_ value: Value) { withValue { $0 = value } }
 
     /// Reads or changes the value in place, atomically; `body` must not call back into this lock.
     @inlinable
     @discardableResult
-    public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try withMutexHeld(mutex) { try body(&stored) }
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// The tracking queue acts on these alone: it knows nothing of status codes. Each transport
 /// maps its own answers onto them (`HTTPTrackingDelivery.answer(for:)` in ConvertQueue maps
-/// HTTP's as SPEC §7 says: 2xx, then 408, 429, 5xx and failed exchanges, then any other status).
+/// HTTP's: 2xx, then 408, 429, 5xx and failed exchanges, then any other status).
 public enum TrackingDeliveryAnswer: Sendable, Hashable {
     /// The receiver took every event of the batch: the queue acknowledges them (in its journal
     /// too) and never sends them again.

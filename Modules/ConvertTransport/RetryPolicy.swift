@@ -4,7 +4,7 @@ import ConvertEnvironment
 /// `[delay/2, delay]`, where `delay = min(maximum, initial * 2^n)`.
 ///
 /// The settings of the tracking queue's and the config loader's retries; the waits are
-/// computed by ``backoff`` (ConvertSupport's one backoff, with jitter down to half).
+/// computed by ``backoff`` (the one backoff, with jitter down to half).
 public struct RetryPolicy: Sendable, Hashable {
     /// The delay before the first retry, doubled for each further one (1 s by default).
     public var initial: Duration
@@ -18,7 +18,7 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// The policy as the package's ``Backoff`` (jitter: ``Backoff/Jitter-swift.enum/upToHalf``).
-    public var backoff: Backoff { Backoff(initial: initial, maximum: maximum, jitter: .upToHalf) }
+    package var backoff: Backoff { Backoff(initial: initial, maximum: maximum, jitter: .upToHalf) }
 
     /// The wait before retry number `attempt` (0-based), with `unit` in `0...1` choosing the jitter.
     public func delay(attempt: Int, unit: Double) -> Duration {

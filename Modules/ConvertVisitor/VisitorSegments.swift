@@ -138,7 +138,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     }
 }
 
-/// The name the seed documents use for ``VisitorSegments``.
+/// ``VisitorSegments``, under the shorter name app code often uses.
 public typealias Segments = VisitorSegments
 
 extension JSONValue {

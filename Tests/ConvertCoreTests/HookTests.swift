@@ -1,5 +1,6 @@
 import ConvertCore
 import ConvertEvents
+import ConvertTracking
 import ConvertModel
 import ConvertRules
 import ConvertSynchronization

@@ -44,11 +44,11 @@ private func until(_ what: String, _ condition: () -> Bool) async throws {
 
 @Suite struct SharedStoreLocalCopyTests {
     @Test func anyVisitorStoreServesAsTheLocalCopy() async throws {
-        try await VisitorDataStoreContract.verify { SharedVisitorStore(backend: MemoryVisitorBackend(), local: CountingStore()) }
+        try await VisitorDataStoreContract.verify { WriteBehindVisitorStore(backend: MemoryVisitorBackend(), local: CountingStore()) }
 
         let backend = MemoryVisitorBackend()
         let local = CountingStore()
-        let store = SharedVisitorStore(backend: backend, local: local)
+        let store = WriteBehindVisitorStore(backend: backend, local: local)
         let key = VisitorKey(namespace: "1-2", visitorId: "v")
         store.update(key) { $0.bucketing["e1"] = "a" }
         #expect(local.data(for: key)?.bucketing == ["e1": "a"], "decisions are written into the given store")
@@ -69,7 +69,7 @@ private func until(_ what: String, _ condition: () -> Bool) async throws {
         let backend = MemoryVisitorBackend()
         backend.isAvailable = false
         let logs = RecordingLogSink()
-        let store = SharedVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
                                        options: .init(writeBehind: .milliseconds(20), retryDelay: .seconds(1), maximumRetryDelay: .seconds(4)),
                                        log: SDKLog(sink: logs, minimum: .debug), clock: clock)
         let key = VisitorKey(namespace: "1-2", visitorId: "v")

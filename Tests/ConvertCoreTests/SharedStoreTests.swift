@@ -13,13 +13,13 @@ import Testing
 /// One "server": an SDK on a shared store over `backend`.
 private struct Instance {
     let sdk: ConvertSwiftSDK
-    let store: SharedVisitorStore
+    let store: WriteBehindVisitorStore
     let sink: RecordingTrackingSink
     let logs: RecordingLogSink
 
     init(_ backend: any VisitorDataBackend, config: Data) async throws {
         logs = RecordingLogSink()
-        store = SharedVisitorStore(backend: backend, capacity: 100_000, log: SDKLog(sink: logs, minimum: .debug))
+        store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(capacity: 100_000), log: SDKLog(sink: logs, minimum: .debug))
         sink = RecordingTrackingSink()
         sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
             configSource: StubConfigSource(initial: config), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
@@ -41,7 +41,7 @@ private struct Instance {
 
     @Test func theSharedStoreKeepsTheVisitorStoreContract() async throws {
         let backend = MemoryVisitorBackend()
-        try await VisitorDataStoreContract.verify { SharedVisitorStore(backend: backend) }
+        try await VisitorDataStoreContract.verify { WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore()) }
     }
 
     @Test func twoInstancesSendOneConversionPerVisitorAndGoal() async throws {

@@ -327,9 +327,9 @@ enum MemoryVisitorIdStoreFactory {
     }
 }
 
-@Suite struct ChangeCounterTests {
+@Suite struct GenerationCounterTests {
     @Test func everyAdvanceCounts() {
-        let counter = ChangeCounter()
+        let counter = GenerationCounter()
         #expect(counter.value == 0)
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             for _ in 0..<1_000 { counter.advance() }

@@ -136,7 +136,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
         for _ in 0..<2 {
             let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "100/200", persistence: .memory),
                                       ports: ConvertPorts(configSource: StubConfigSource(initial: config),
-                                                          visitorStore: SharedVisitorStore(backend: backend),
+                                                          visitorStore: WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore()),
                                                           visitorIdStore: MemoryVisitorIdStore(),
                                                           trackingSink: RecordingTrackingSink()))
             try await sdk.ready(timeout: .patience)
@@ -157,7 +157,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
                                    VisitorData(bucketing: [:], segmentValues: ["devices": "", "source": ["pro": 1]]))
         let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "100/200", persistence: .memory),
                                   ports: ConvertPorts(configSource: StubConfigSource(initial: try shapesConfig()),
-                                                      visitorStore: SharedVisitorStore(backend: backend),
+                                                      visitorStore: WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore()),
                                                       visitorIdStore: MemoryVisitorIdStore(),
                                                       trackingSink: RecordingTrackingSink()))
         try await sdk.ready(timeout: .patience)
@@ -185,7 +185,7 @@ private func check(_ context: ConvertContext, _ visit: Visit, _ where: String, _
         try await VisitorDataStoreContract.verify(make: { try FileVisitorDataStore(directory: file) },
                                                   reopen: { try FileVisitorDataStore(directory: file) })
         let backend = MemoryVisitorBackend()
-        try await VisitorDataStoreContract.verify { SharedVisitorStore(backend: backend) }
+        try await VisitorDataStoreContract.verify { WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore()) }
         try await VisitorDataBackendContract.verify(MemoryVisitorBackend())
     }
 

@@ -12,6 +12,14 @@ private final class Listener: @unchecked Sendable {
     var received: [Int] { lock.withLock { values } }
 }
 
+/// A value shared with handlers that run on publishing threads.
+private final class Shared<Value: Sendable>: @unchecked Sendable {  // every access holds `lock`
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withValue<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
+}
+
 @Suite struct EventBusTests {
     @Test func deliversByTypeToTheOwner() {
         let bus = EventBus()
@@ -51,9 +59,10 @@ private final class Listener: @unchecked Sendable {
     @Test func cancellingDuringAPublishStopsDeliveryFromTheSnapshot() {
         let bus = EventBus()
         let listener = Listener()
-        var second: SubscriptionToken?
-        bus.subscribe(owner: listener, to: Ping.self) { _, _ in second?.cancel() }
-        second = bus.subscribe(owner: listener, to: Ping.self) { owner, e in owner.add(e.n) }
+        let second = Shared<SubscriptionToken?>(nil)
+        bus.subscribe(owner: listener, to: Ping.self) { _, _ in second.withValue { $0 }?.cancel() }
+        let token = bus.subscribe(owner: listener, to: Ping.self) { owner, e in owner.add(e.n) }
+        second.withValue { $0 = token }
         bus.publish(Ping(n: 1))
         #expect(listener.received.isEmpty)
     }
@@ -61,15 +70,48 @@ private final class Listener: @unchecked Sendable {
     @Test func subscribersAddedDuringAPublishGetOnlyLaterEvents() {
         let bus = EventBus()
         let listener = Listener()
-        var added = false
+        let added = Shared(false)
         bus.subscribe(owner: listener, to: Ping.self) { owner, _ in
-            guard !added else { return }
-            added = true
+            guard added.withValue({ added in defer { added = true }; return !added }) else { return }
             bus.subscribe(owner: owner, to: Ping.self) { owner, e in owner.add(e.n) }
         }
         bus.publish(Ping(n: 1))
         bus.publish(Ping(n: 2))
         #expect(listener.received == [2])
+    }
+
+    @Test func concurrentSubscribersAndPublishersGetEachEventExactlyOnce() {
+        let threads = 8, perThread = 200, phase = 8 * 200
+        for _ in 0..<3 {
+            let bus = EventBus()
+            let listeners = (0..<threads).map { _ in Listener() }
+            // Each thread subscribes its own listener (by both handler forms) and publishes its own
+            // events while the others do the same.
+            DispatchQueue.concurrentPerform(iterations: threads) { t in
+                let listener = listeners[t]
+                if t.isMultiple(of: 2) {
+                    bus.subscribe(owner: listener, to: Ping.self) { owner, e in owner.add(e.n) }
+                } else {
+                    bus.subscribe(owner: listener) { (e: Ping) in listener.add(e.n) }
+                }
+                for i in 0..<perThread { bus.publish(Ping(n: t * perThread + i)) }
+            }
+            // Then every thread publishes at once to the complete set of subscribers.
+            DispatchQueue.concurrentPerform(iterations: threads) { t in
+                for i in 0..<perThread { bus.publish(Ping(n: phase + t * perThread + i)) }
+            }
+            #expect(bus.subscriberCount(for: Ping.self) == threads)
+            for (t, listener) in listeners.enumerated() {
+                let received = listener.received
+                var counts: [Int: Int] = [:]
+                for n in received { counts[n, default: 0] += 1 }
+                #expect(counts.values.allSatisfy { $0 == 1 }, "listener \(t) got an event twice")
+                // Its own thread's events, published after it subscribed, and every later event.
+                let expected = Array(t * perThread..<(t + 1) * perThread) + Array(phase..<2 * phase)
+                #expect(expected.allSatisfy { counts[$0] == 1 }, "listener \(t) missed an event")
+                #expect(received.allSatisfy { $0 >= 0 && $0 < 2 * phase })
+            }
+        }
     }
 
     @Test func subscribeOnceDeliversExactlyOnceUnderRacingPublishes() {
@@ -140,7 +182,13 @@ private final class Listener: @unchecked Sendable {
         #expect(listener.received == [7])
     }
 
-    @Test func defaultBusExists() {
-        #expect(EventBus.default === EventBus.default)
+    @Test func busesAreIndependent() {
+        let first = EventBus(), second = EventBus()
+        let listener = Listener()
+        first.subscribe(owner: listener, to: Ping.self) { owner, e in owner.add(e.n) }
+        second.publish(Ping(n: 1))
+        first.publish(Ping(n: 2))
+        #expect(listener.received == [2])
+        #expect(second.subscriberCount(for: Ping.self) == 0)
     }
 }

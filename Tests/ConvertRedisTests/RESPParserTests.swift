@@ -127,7 +127,7 @@ private func protocolErrorReason(_ text: String, limits: RESPParser.Limits = .in
     }
 
     @Test func amplifyingRepliesAreRefusedByDefault() {
-        // 16M one-byte elements (48 MB on the wire) used to cost 410 MB once parsed.
+        // 16M one-byte elements (48 MB on the wire) would cost 410 MB once parsed.
         #expect(protocolErrorReason("*16777216\r\n")?.contains("exceeds") == true)
         // Arrays within the per-array limit, nested: the values of one reply are counted.
         let wide = "*65536\r\n" + String(repeating: ":1\r\n", count: 65_536)

@@ -7,6 +7,7 @@ import ConvertRedis
 import ConvertSharedStore
 import ConvertStorage
 import ConvertTesting
+import ConvertTracking
 import ConvertVisitor
 import Foundation
 import Testing
@@ -14,11 +15,11 @@ import Testing
 /// One "server": an SDK whose visitor data is shared through Redis.
 private struct Instance {
     let sdk: ConvertSwiftSDK
-    let store: SharedVisitorStore
+    let store: WriteBehindVisitorStore
     let sink: RecordingTrackingSink
 
     init(_ client: RedisClient, config: Data) async throws {
-        store = SharedVisitorStore(backend: RedisVisitorBackend(client: client), capacity: 100_000)
+        store = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: client), local: MemoryVisitorDataStore(capacity: 100_000))
         sink = RecordingTrackingSink()
         sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "k", persistence: .memory), ports: ConvertPorts(
             configSource: StubConfigSource(initial: config), visitorStore: store, visitorIdStore: MemoryVisitorIdStore(),
@@ -119,7 +120,7 @@ struct RedisVisitorBackendTests {
         let other = VisitorKey(namespace: "1-2", visitorId: "w")
         _ = try await client.hset(RedisVisitorBackend.redisKey(other), ["unrelated": "x"])
         await #expect(throws: RedisVisitorBackend.InvalidRecord.self) { try await backend.load(other) }
-        let store = SharedVisitorStore(backend: backend)
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore())
         #expect(await store.load(key) != .loaded, "the store reports the failure instead")
     }
 }

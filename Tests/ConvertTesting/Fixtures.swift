@@ -1,7 +1,8 @@
+import ConvertCore
 import ConvertModel
 import Foundation
 
-/// The real configs and cross-SDK vectors shipped with the testing kit.
+/// The real configs and cross-SDK vectors of the testing kit.
 ///
 /// ```swift
 /// let data = try Fixtures.data(.cdnConfigBaseline)
@@ -11,6 +12,8 @@ public enum Fixtures {
     /// A fixture file.
     public enum File: String, Sendable, CaseIterable {
         /// A real CDN capture: 4 experiences, 1 audience, 1 segment, 5 locations, 3 goals, 6 features.
+        /// It is the SDK's built-in `ConvertSwiftSDK.sampleConfig`, not a file of the kit;
+        /// ``Fixtures/url(_:)`` writes it to a temporary file, removed when the process exits.
         case cdnConfigBaseline = "cdn-config-baseline.json"
         /// 74 MurmurHash3 vectors.
         case hashParityVectors = "hash-parity-vectors.json"
@@ -31,18 +34,22 @@ public enum Fixtures {
 
     /// Errors reading a fixture.
     public enum LoadError: Error, CustomStringConvertible {
-        /// The named file is not among the kit's resources.
+        /// The named file is not among the kit's resources, or could not be written out.
         case missing(String)
 
         public var description: String {
             switch self {
-            case .missing(let name): return "fixture \(name) is not in the testing kit's resources"
+            case .missing(let name): return "fixture \(name) is not available from the testing kit"
             }
         }
     }
 
     /// The URL of a fixture file.
     public static func url(_ file: File) throws -> URL {
+        if file == .cdnConfigBaseline {
+            guard let url = WrittenSampleConfig.url else { throw LoadError.missing(file.rawValue) }
+            return url
+        }
         guard let url = Bundle.module.url(forResource: file.rawValue, withExtension: nil, subdirectory: "Fixtures") else {
             throw LoadError.missing(file.rawValue)
         }
@@ -51,7 +58,8 @@ public enum Fixtures {
 
     /// The bytes of a fixture file.
     public static func data(_ file: File) throws -> Data {
-        try Data(contentsOf: url(file))
+        if file == .cdnConfigBaseline { return ConvertSwiftSDK.sampleConfig }
+        return try Data(contentsOf: url(file))
     }
 
     /// A fixture decoded with `JSONDecoder`.
@@ -76,4 +84,24 @@ public enum Fixtures {
         root["experiences"] = experiences
         return try JSONSerialization.data(withJSONObject: root)
     }
+}
+
+/// The SDK's sample config as a file, for what needs a path (a command line's `--config`):
+/// written once per process into a temporary directory of its own, removed at exit.
+private enum WrittenSampleConfig {
+    static let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("convert-testing-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+
+    /// The file; `nil` when it could not be written.
+    static let url: URL? = {
+        let file = directory.appendingPathComponent(Fixtures.File.cdnConfigBaseline.rawValue)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try ConvertSwiftSDK.sampleConfig.write(to: file, options: .atomic)
+        } catch {
+            return nil
+        }
+        atexit { try? FileManager.default.removeItem(at: WrittenSampleConfig.directory) }
+        return file
+    }()
 }

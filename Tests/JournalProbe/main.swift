@@ -2,7 +2,13 @@
 // enqueue has returned (and first "role owner" or "role writer": whether it holds the
 // directory's main journal). Tests kill it mid-stream, one or two at a time on one directory,
 // and check that restarted queues deliver every acknowledged event.
+//
+// With "network SERVER_URL" it runs the SDK's network paths once instead — two config fetches
+// and a tracking POST through one URLSessionTransport — and exits: tests start it with HOME set
+// to an empty directory (Foundation reads HOME once per process) and look at what was left there.
+import ConvertConfigLoader
 import ConvertEvents
+import ConvertTracking
 import ConvertFileStorage
 import ConvertQueue
 import ConvertTransport
@@ -16,12 +22,50 @@ struct StalledTransport: HTTPTransport {
     }
 }
 
+/// Fetches the config from `server` twice (the second fetch would carry a cookie the first answer
+/// set, were cookies kept) and delivers one tracking event to it, all through one transport as
+/// the SDK's default ports do; prints "config fresh" per fetch and "tracking sent N". Exits 0
+/// when everything arrived.
+func runNetworkPaths(server: String) async -> Never {
+    let transport = URLSessionTransport()
+    let policy = EndpointPolicy(allowsInsecureHTTP: true)
+    let source = RemoteConfigSource(settings: .init(sdkKey: "10035569/10034190", endpoint: server, requestTimeout: .seconds(10),
+                                                    policy: policy),
+                                    transport: transport, cache: nil)
+    var failed = false
+    for _ in 0..<2 {
+        switch await source.fetch(etag: nil) {
+        case .fresh: print("config fresh")
+        case .notModified: print("config not modified")
+        case .failed(let error):
+            print("config failed: \(error)")
+            failed = true
+        }
+    }
+    let queue = TrackingQueue(transport: transport,
+                              endpoint: TrackingEndpoint(template: server + "/[project_id]/v1", sdkKey: "10035569/10034190",
+                                                         policy: policy),
+                              options: TrackingQueueOptions(batchSize: 1, releaseInterval: .milliseconds(10),
+                                                            retry: RetryPolicy(initial: .milliseconds(5), maximum: .milliseconds(50)),
+                                                            requestTimeout: .seconds(10)))
+    queue.enqueue(TrackingEvent(accountId: "10035569", projectId: "10034190", visitorId: "home-probe", segments: nil,
+                                payload: .conversion(goalId: "100322784", goalData: nil, bucketingData: nil)))
+    let settled = await queue.flush(timeout: .seconds(60))
+    let shutdown = await queue.shutdown(timeout: .seconds(10))
+    print("tracking sent \(shutdown.counters.sent)")
+    exit(!failed && settled && shutdown.counters.sent == 1 ? 0 : 1)
+}
+
 // usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]]
+//        JournalProbe network SERVER_URL
 // With a server, events are delivered to it while they are enqueued (retrying on failures).
 // With "exit", batches are of 10 and the process exits right after its enqueues, no flush.
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "network" {
+    await runNetworkPaths(server: arguments[2])
+}
 guard (3...6).contains(arguments.count), arguments.count != 4, let count = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]]\n".utf8))
+    FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]] | network SERVER_URL\n".utf8))
     exit(2)
 }
 let exitsAtOnce = arguments.count == 6 && arguments[5] == "exit"

@@ -1,66 +1,69 @@
 import Foundation
 
-/// Finds imports of the package's own modules that a target does not declare as dependencies.
-///
-/// SwiftPM builds such an import whenever the module happens to be built first (it comes in
-/// through another dependency), so an undeclared arrow compiles until the graph changes.
-struct ImportCheck {
+/// The package's targets as the manifest declares them, and the package modules their sources
+/// import.
+struct PackageGraph {
     struct Target {
+        /// `regular` (a library module), `executable` or `test`, as `dump-package` says.
+        enum Kind: String { case regular, executable, test }
+
         let name: String
+        let kind: Kind
         let path: String
         let dependencies: Set<String>
+
+        init(name: String, kind: Kind = .regular, path: String, dependencies: Set<String>) {
+            self.name = name
+            self.kind = kind
+            self.path = path
+            self.dependencies = dependencies
+        }
+
+        /// The name `import` uses (executables: `convert-bench` is imported as `convert_bench`).
+        var moduleName: String { name.replacingOccurrences(of: "-", with: "_") }
     }
 
-    struct Violation: Hashable, CustomStringConvertible {
-        let target: String
-        let imported: String
-        let file: String
-
-        var description: String { "\(target) imports \(imported) without declaring it (\(file))" }
-    }
-
-    let root: URL
     let targets: [Target]
 
     /// Reads the targets of a `swift package dump-package` document.
-    init(root: URL, manifest: Data) throws {
-        self.root = root
+    init(manifest: Data) throws {
         guard let json = try JSONSerialization.jsonObject(with: manifest) as? [String: Any],
               let targets = json["targets"] as? [[String: Any]]
         else { throw CocoaError(.coderReadCorrupt) }
-        self.targets = targets.compactMap { target in
-            guard let name = target["name"] as? String else { return nil }
+        self.targets = try targets.map { target in
+            guard let name = target["name"] as? String,
+                  let kind = (target["type"] as? String).flatMap(Target.Kind.init(rawValue:))
+            else { throw CocoaError(.coderReadCorrupt) }
             var dependencies = Set<String>()
             for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
                 for (_, value) in dependency {
                     if let first = (value as? [Any])?.first as? String { dependencies.insert(first) }
                 }
             }
-            return Target(name: name, path: target["path"] as? String ?? "Sources/\(name)", dependencies: dependencies)
+            let path = target["path"] as? String ?? (kind == .test ? "Tests/\(name)" : "Sources/\(name)")
+            return Target(name: name, kind: kind, path: path, dependencies: dependencies)
         }
     }
 
-    init(root: URL, targets: [Target]) {
-        self.root = root
+    init(targets: [Target]) {
         self.targets = targets
     }
 
-    /// Every import of a package module that its target does not declare.
-    func violations() -> [Violation] {
-        // Executable targets are imported under their C99 name ("convert-bench" as convert_bench).
+    func target(named name: String) -> Target? { targets.first { $0.name == name } }
+
+    /// For each target, the package targets its Swift files under `root` import, with the files
+    /// (relative to `root`) that import each; a target's import of itself is left out.
+    func imports(under root: URL) -> [String: [String: [String]]] {
         var moduleToTarget: [String: String] = [:]
-        for target in targets { moduleToTarget[target.name.replacingOccurrences(of: "-", with: "_")] = target.name }
-        var found: [Violation] = []
+        for target in targets { moduleToTarget[target.moduleName] = target.name }
+        var found: [String: [String: [String]]] = [:]
         for target in targets {
-            let directory = root.appendingPathComponent(target.path)
-            for file in Self.swiftFiles(in: directory) {
+            for file in Self.swiftFiles(in: root.appendingPathComponent(target.path)) {
                 guard let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+                let relative = file.path.replacingOccurrences(of: root.path + "/", with: "")
                 for module in Self.importedModules(text) {
-                    guard let imported = moduleToTarget[module], imported != target.name,
-                          !target.dependencies.contains(imported)
-                    else { continue }
-                    let relative = file.path.replacingOccurrences(of: root.path + "/", with: "")
-                    found.append(Violation(target: target.name, imported: imported, file: relative))
+                    guard let imported = moduleToTarget[module], imported != target.name else { continue }
+                    found[target.name, default: [:]][imported, default: []].append(relative)
                 }
             }
         }
@@ -94,6 +97,30 @@ struct ImportCheck {
 
     private static func swiftFiles(in directory: URL) -> [URL] {
         guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { return [] }
-        return walker.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        return walker.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.sorted { $0.path < $1.path }
+    }
+}
+
+/// Finds imports of the package's own modules that a target does not declare as dependencies.
+///
+/// SwiftPM builds such an import whenever the module happens to be built first (it comes in
+/// through another dependency), so an undeclared arrow compiles until the graph changes.
+enum ImportCheck {
+    struct Violation: Hashable, CustomStringConvertible {
+        let target: String
+        let imported: String
+        let file: String
+
+        var description: String { "\(target) imports \(imported) without declaring it (\(file))" }
+    }
+
+    /// Every import of a package module that its target does not declare.
+    static func violations(_ graph: PackageGraph, imports: [String: [String: [String]]]) -> [Violation] {
+        graph.targets.flatMap { target in
+            (imports[target.name] ?? [:]).sorted { $0.key < $1.key }.flatMap { imported, files in
+                target.dependencies.contains(imported) ? []
+                    : files.map { Violation(target: target.name, imported: imported, file: $0) }
+            }
+        }
     }
 }

@@ -5,12 +5,12 @@ import ConvertVisitor
 import Foundation
 
 /// Visitor data shared by several SDK instances through a ``VisitorDataBackend`` (Redis):
-/// decisions read and write a local store (any ``VisitorDataStore``; a memory store unless
-/// another is given), a visitor is loaded from the backend before a request is decided, and
-/// changes are written behind in batches.
+/// decisions read and write a local store (any ``VisitorDataStore``, typically a memory store),
+/// a visitor is loaded from the backend into it before a request is decided, and its changes
+/// are written behind to the backend in batches.
 ///
 /// ```swift
-/// let store = SharedVisitorStore(backend: RedisVisitorBackend(client: redis))
+/// let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
 /// let sdk = ConvertSwiftSDK(configuration: configuration, ports: ConvertPorts(
 ///     configSource: …, visitorStore: store, visitorIdStore: MemoryVisitorIdStore(), trackingSink: …))
 /// let context = await sdk.loadContext(visitorId: id)   // load, then decide synchronously
@@ -19,7 +19,7 @@ import Foundation
 /// When the backend is down or slow, decisions are still served (from what was loaded, else as
 /// a new visitor), failed writes stay pending and are retried with backoff, and each kind of
 /// failure is logged at most once per 10 s and counted in ``counters``.
-public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
+public final class WriteBehindVisitorStore: SharedVisitorDataStore, Sendable {
     /// Write-behind and retry settings.
     public struct Options: Sendable, Hashable {
         /// How long changes gather before they are written.
@@ -50,15 +50,15 @@ public final class SharedVisitorStore: SharedVisitorDataStore, Sendable {
 
     /// What the store did with the backend.
     public struct Counters: Sendable, Hashable, CustomStringConvertible {
-        /// Loads answered by the backend, and loads that failed.
+        /// Loads answered by the backend.
         public var loads = 0
         /// Loads that failed; their visitors were decided from what this instance holds.
         public var loadFailures = 0
-        /// Visitors written, and write round trips that failed (their visitors stay pending).
+        /// Visitors written to the backend.
         public var saves = 0
-        /// Write round trips that failed.
+        /// Write round trips that failed (their visitors stay pending).
         public var saveFailures = 0
-        /// Goals recorded through the backend, and records that could not reach it.
+        /// Goals recorded through the backend.
         public var goalRecords = 0
         /// Goal records that could not reach the backend; this instance's dedup decided.
         public var goalRecordFailures = 0

@@ -7,26 +7,26 @@ import Synchronization
 ///
 /// A writer changes the state first and then calls ``advance()``; a reader loads ``value``
 /// first and then copies the state, so a copy is never newer-numbered than what it holds.
-public final class ChangeCounter: Sendable {
+package final class GenerationCounter: Sendable {
     #if canImport(Synchronization) && !canImport(Darwin)
     // Held directly where atomics need no availability check: a reader then calls nothing it
     // must keep an object alive for, so reading retains nothing another thread also counts on.
     @usableFromInline let number = Atomic<UInt64>(0)
 
     /// A counter at zero.
-    public init() {}
+    package init() {}
 
     /// The current number.
     @inlinable
-    public var value: UInt64 { number.load(ordering: .acquiring) }
+    package var value: UInt64 { number.load(ordering: .acquiring) }
 
     /// Moves the number on, after the state it guards has changed.
-    public func advance() { number.add(1, ordering: .releasing) }
+    package func advance() { number.add(1, ordering: .releasing) }
     #else
     private let storage: any CounterStorage
 
     /// A counter at zero.
-    public init() {
+    package init() {
         #if canImport(Synchronization)
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             storage = AtomicCounterStorage()
@@ -38,10 +38,10 @@ public final class ChangeCounter: Sendable {
 
     /// The current number.
     @inline(__always)
-    public var value: UInt64 { storage.load() }
+    package var value: UInt64 { storage.load() }
 
     /// Moves the number on, after the state it guards has changed.
-    public func advance() { storage.advance() }
+    package func advance() { storage.advance() }
     #endif
 }
 
