@@ -79,8 +79,8 @@ let package = Package(
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSynchronization"],
                 path: "Adapters/ConvertURLSessionTransport"),
-        // A local memory store written behind to a shared VisitorDataBackend (several instances).
-        .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertMemory", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor"],
+        // A local visitor store written behind to a shared VisitorDataBackend (several instances).
+        .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor"],
                 path: "Adapters/ConvertSharedStore"),
         // A Redis client speaking RESP2 over POSIX sockets.
         .target(name: "ConvertRedis", dependencies: ["ConvertEnvironment", "ConvertSynchronization", "ConvertStorage", "ConvertVisitor", "ConvertJSON"], path: "Adapters/ConvertRedis"),
@@ -114,9 +114,8 @@ let package = Package(
         // Examples.
         .executableTarget(
             name: "Quickstart",
-            dependencies: ["ConvertSwiftSDK", "ConvertBucketing", "ConvertVisitor", "ConvertTransport"],
-            path: "Examples/Quickstart",
-            resources: [.copy("Resources")]),
+            dependencies: ["ConvertSwiftSDK", "ConvertBucketing", "ConvertVisitor", "ConvertTransport", "ConvertSynchronization"],
+            path: "Examples/Quickstart"),
 
         .executableTarget(name: "RulesOnly", dependencies: ["ConvertRules"], path: "Examples/RulesOnly"),
         .executableTarget(
@@ -137,12 +136,13 @@ let package = Package(
         .executableTarget(
             name: "convert-bench",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
-                           "ConvertHashing", "ConvertRedis", "ConvertSharedStore",
+                           "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertSynchronization",
                            "ConvertURLSessionTransport", "ConvertTransport"],
-            path: "Examples/Benchmarks",
-            resources: [.copy("Resources")]),
+            path: "Examples/Benchmarks"),
 
-        // Tests: one target per module; the Rules tests depend on Rules alone.
+        // Tests: a target each for Hashing, Rules, Bucketing, Model, Events, Redis and the CLI; the
+        // façade, delivery and reliability are tested across modules; the Rules tests depend on
+        // Rules alone.
         .testTarget(name: "ConvertHashingTests", dependencies: ["ConvertHashing", "ConvertTesting"],
                     path: "Tests/ConvertHashingTests"),
         .testTarget(name: "ConvertRulesTests", dependencies: ["ConvertRules"],
@@ -184,7 +184,8 @@ let package = Package(
                                                               "ConvertMemory", "ConvertSharedStore", "ConvertStorage",
                                                               "ConvertTesting", "ConvertTracking", "ConvertVisitor", "ConvertJSON"],
                     path: "Tests/ConvertRedisTests"),
-        // Reads the manifest and every target's imports: an undeclared arrow fails the suite.
+        // Reads the manifest and every target's imports: an undeclared arrow, or one pointing
+        // outward in its layer table, fails the suite.
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(
             name: "ConvertCoreTests",

@@ -3,6 +3,7 @@ import ConvertHashing
 import ConvertMemory
 import ConvertQueue
 import ConvertSwiftSDK
+import ConvertSynchronization
 import ConvertTesting
 import ConvertTransport
 import ConvertURLSessionTransport

@@ -14,8 +14,7 @@ struct Workload {
     var hashStrings = 1_000_000
 
     static func load(_ path: String?) throws -> Workload {
-        let bundled = Bundle.module.url(forResource: "cdn-config", withExtension: "json", subdirectory: "Resources")!
-        var workload = Workload(configData: try Data(contentsOf: bundled), configPath: bundled.path)
+        var workload = Workload(configData: ConvertSwiftSDK.sampleConfig, configPath: "ConvertSwiftSDK.sampleConfig")
         guard let path else { return workload }
         let json = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         guard case .object(let fields) = json else { throw BenchError("the workload must be a JSON object") }

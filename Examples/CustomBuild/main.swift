@@ -79,9 +79,7 @@ if let sdkKey {
                                 transport: transport,
                                 cache: blobs, log: log)
 } else {
-    let bundled = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../Quickstart/Resources/cdn-config.json").standardizedFileURL
-    source = DirectConfigSource(bytes: try Data(contentsOf: bundled))
+    source = DirectConfigSource(bytes: ConvertSwiftSDK.sampleConfig)
 }
 
 // Our flush policy: bigger batches, a 5 second release interval, gentle retries.

@@ -1,4 +1,5 @@
 import ConvertSwiftSDK
+import ConvertSynchronization
 import ConvertTransport
 import Foundation
 

@@ -1,4 +1,5 @@
 import ConvertSwiftSDK
+import ConvertSynchronization
 
 /// A tracking sink that counts the events it passes on to another: a decorator around the
 /// default delivery queue, showing that the tracking port can be wrapped like any other.

@@ -44,11 +44,7 @@ if let key = options.sdkKey {
     counting = sink
     sdk = ConvertSwiftSDK(configuration: configuration, ports: ports)
 } else {
-    guard let url = Bundle.module.url(forResource: "cdn-config", withExtension: "json", subdirectory: "Resources"),
-          let data = try? Data(contentsOf: url) else {
-        FileHandle.standardError.write(Data("quickstart: the bundled config is missing\n".utf8))
-        exit(1)
-    }
+    let data = ConvertSwiftSDK.sampleConfig
     // A key routes tracking batches through the queue; the transport writes them to a file.
     let transport = BatchFileTransport(file: batches)
     fileTransport = transport

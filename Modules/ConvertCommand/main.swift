@@ -12,6 +12,7 @@ commands:
   validate   check that a config loads; list what decoding gave up, with line:column
   fetch      print the live config for an SDK key
   generate   write typed keys of a config as Swift source ("convert generate swift")
+  sample     print the sample config built into the SDK (a real project's, to try the others on)
 
 Run "convert <command> --help" for a command's options. Exit status: 0 on success, 1 when
 the command fails (a bad input line, a config that does not load, a failed fetch), 2 for a
@@ -29,6 +30,7 @@ let commands: [String: (help: String, run: ([String]) async throws -> Int32)] = 
     "validate": (ValidateCommand.help, ValidateCommand.run),
     "fetch": (FetchCommand.help, FetchCommand.run),
     "generate": (GenerateCommand.help, GenerateCommand.run),
+    "sample": (SampleCommand.help, SampleCommand.run),
 ]
 
 var status: Int32 = 0

@@ -142,7 +142,7 @@ extension SDKRuntime {
         runHooks(hooks, "finally") { try $0.finally(context, details: details) }
     }
 
-    /// Tells the SDK's hooks (a call's ``ConvertContext/Snapshot/trackingHooks``) about a queued
+    /// Tells the SDK's hooks (a call's ``Decider/trackingHooks``) about a queued
     /// tracking event, outside every lock.
     func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
         guard !hooks.isEmpty else { return }

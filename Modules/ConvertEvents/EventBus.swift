@@ -30,6 +30,10 @@ public final class EventBus: Sendable {
     /// A bus of its own, with no subscriptions.
     public init() {}
 
+    /// One bus for the whole process, for components that share events without being handed a
+    /// bus (`init(eventBus: EventBus = .default)`).
+    public static let `default` = EventBus()
+
     /// Delivers `event` to every live subscription of its type.
     public func publish<Event: EventBusEvent>(_ event: Event) {
         let key = ObjectIdentifier(Event.self)
@@ -72,8 +76,8 @@ public final class EventBus: Sendable {
         }
     }
 
-    /// Subscribes `handler` for exactly one delivery, even when several publishes race; it runs on
-    /// the publishing thread, as for ``subscribe(owner:to:handler:)-(_,_,(Owner,Event)->Void)``.
+    /// Subscribes `handler` for exactly one delivery, even when several publishes race; like the
+    /// owner-receiving `subscribe(owner:to:handler:)`, it runs on the publishing thread.
     @discardableResult
     public func subscribeOnce<Owner: AnyObject & Sendable, Event: EventBusEvent>(
         owner: Owner, to eventType: Event.Type = Event.self, handler: @escaping @Sendable (Owner, Event) -> Void

@@ -9,7 +9,6 @@
 @_exported import ConvertRules
 @_exported import ConvertStorage
 @_exported import ConvertEnvironment
-@_exported import ConvertSynchronization
 @_exported import ConvertVisitor
 import ConvertTransport
 import ConvertConfigLoader
@@ -55,7 +54,7 @@ extension ConvertPorts {
     ///   - transport: carries config fetches and tracking; URLSession unless you pass your own.
     ///   - directData: config bytes to start from instead of fetching.
     ///   - visitorStore: the visitor data store to use instead of the configured one (a
-    ///     `SharedVisitorStore`, say); the file visitor store is then never opened.
+    ///     `WriteBehindVisitorStore`, say); the file visitor store is then never opened.
     public static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
                             directData: Data? = nil, transport: any HTTPTransport = URLSessionTransport(),
                             visitorStore: (any VisitorDataStore)? = nil) -> ConvertPorts {

@@ -3,7 +3,7 @@ import ConvertStorage
 import Foundation
 
 /// An O(1) map from ``VisitorKey`` to ``VisitorData``, optionally bounded: the in-memory core
-/// of the bundled visitor stores, public for custom ones.
+/// of the bundled visitor stores.
 ///
 /// A bounded table evicts by the clock (second-chance) approximation of least recently used:
 /// an entry read or changed since the eviction hand last passed it survives that pass. Unlike

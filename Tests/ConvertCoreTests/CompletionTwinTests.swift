@@ -23,7 +23,7 @@ import Testing
         }
         #expect(conversion == .tracked(eventCount: 1))
         await withCheckedContinuation { c in context.setDefaultSegments(VisitorSegments(country: "US")) { c.resume() } }
-        #expect(await context.segments().country == "US")
+        #expect(context.segments().country == "US")
         let added: [String] = await withCheckedContinuation { c in context.runCustomSegments(["test-segment-1"]) { c.resume(returning: $0) } }
         #expect(added == ["10033690"])
         await withCheckedContinuation { c in harness.sdk.setTrackingEnabled(false) { c.resume() } }

@@ -5,6 +5,7 @@ import ConvertModel
 import ConvertRules
 import ConvertStorage
 import ConvertTesting
+import ConvertTracking
 import ConvertVisitor
 import Foundation
 import Testing

@@ -3,6 +3,7 @@ import ConvertEvents
 import ConvertModel
 import ConvertRules
 import ConvertTesting
+import ConvertTracking
 import ConvertVisitor
 import Foundation
 import Testing

@@ -6,6 +6,7 @@ import ConvertModel
 import ConvertRules
 import ConvertStorage
 import ConvertTesting
+import ConvertTracking
 import Foundation
 import Testing
 

@@ -21,7 +21,7 @@ private let experienceOne = "test-experience-ab-fullstack-1"
         #expect(detail.value?.id == "1003142551" && detail.value?.isForced == true)
         #expect(detail.reason == .static && detail.decisionReason == .forced)
         #expect(harness.sink.events(for: "qa-anyone").isEmpty, "never tracked")
-        #expect(await context.segmentValues().isEmpty)
+        #expect(context.segmentValues().isEmpty)
         #expect(harness.store.data(for: VisitorKey(accountId: "10035569", projectId: "10034190", visitorId: "qa-anyone")) == nil,
                 "never stored")
         let trace = context.explanation(forExperience: experienceOne)

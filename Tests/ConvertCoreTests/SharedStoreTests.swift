@@ -7,6 +7,7 @@ import ConvertRules
 import ConvertSharedStore
 import ConvertStorage
 import ConvertTesting
+import ConvertTracking
 import Foundation
 import Testing
 

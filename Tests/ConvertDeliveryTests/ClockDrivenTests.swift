@@ -4,6 +4,7 @@ import ConvertQueue
 import ConvertSwiftSDK
 import ConvertTesting
 import ConvertTransport
+import ConvertSynchronization
 import Foundation
 import Testing
 

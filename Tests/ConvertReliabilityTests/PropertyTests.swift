@@ -5,6 +5,7 @@ import ConvertRules
 import ConvertSwiftSDK
 import ConvertTesting
 import ConvertTransport
+import ConvertSynchronization
 import Foundation
 import Testing
 

@@ -4,6 +4,7 @@ import ConvertSwiftSDK
 import ConvertTesting
 import ConvertTransport
 import ConvertURLSessionTransport
+import ConvertSynchronization
 import Foundation
 import Testing
 

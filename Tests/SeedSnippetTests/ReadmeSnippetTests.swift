@@ -21,11 +21,6 @@ private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathCompon
         #expect(String(example[prologue.upperBound...]) == snippet, "README's snippet and Examples/ReadmeSnippet/main.swift differ")
     }
 
-    @Test func theSampleConfigIsTheQuickstartConfig() throws {
-        let quickstart = try Data(contentsOf: packageRoot.appendingPathComponent("Examples/Quickstart/Resources/cdn-config.json"))
-        #expect(try JSONParser.parse(ConvertSwiftSDK.sampleConfig) == JSONParser.parse(quickstart))
-    }
-
     @Test func theReadmeSnippetTakesOnlyHelpAndVersion() async throws {
         let version = try await runSnippet(["--version"])
         #expect(version.status == 0)

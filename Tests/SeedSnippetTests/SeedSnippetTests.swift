@@ -142,3 +142,42 @@ private final class Seen: @unchecked Sendable {
     func add(_ item: String) { lock.withLock { items.append(item) } }
     var values: [String] { lock.withLock { items } }
 }
+
+// The event-bus page's example usage (its closure's parameter list parenthesised, as Swift needs
+// for a typed parameter); the view model is `Sendable` because
+// the bus hands it to its handler on the publishing thread.
+private struct UserDidLoginEvent: EventBusEvent {
+    let userID: String
+}
+
+private final class AuthService {
+    private let eventBus: EventBus
+    init(eventBus: EventBus = .default) {
+        self.eventBus = eventBus
+    }
+    func completeLogin(userID: String) {
+        eventBus.publish(UserDidLoginEvent(userID: userID))
+    }
+}
+
+private final class ProfileViewModel: Sendable {
+    private let eventBus: EventBus
+    let reloaded = Seen()
+    init(eventBus: EventBus = .default) {
+        self.eventBus = eventBus
+        eventBus.subscribe(owner: self) { (owner, event: UserDidLoginEvent) in
+            owner.reloadProfile(for: event.userID)
+        }
+    }
+    private func reloadProfile(for userID: String) {
+        reloaded.add(userID)
+    }
+}
+
+@Suite struct SeedEventBusExampleTests {
+    @Test func aLoginReachesTheViewModelThroughTheDefaultBus() {
+        let viewModel = ProfileViewModel()
+        AuthService().completeLogin(userID: "42")
+        #expect(viewModel.reloaded.values == ["42"])
+    }
+}

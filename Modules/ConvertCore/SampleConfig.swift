@@ -9,8 +9,10 @@ extension ConvertSwiftSDK {
     ///                           configuration: ConvertConfiguration(sdkKey: "", networkTracking: false, persistence: .memory))
     /// ```
     ///
-    /// It is the config the quickstart example runs on (`Examples/Quickstart/Resources/cdn-config.json`).
-    /// Its experience and feature keys are the ones README's examples use.
+    /// It is the one copy of this config in the package: the quickstart, the benchmarks, the
+    /// custom-build example and the testing kit's `Fixtures.File.cdnConfigBaseline` all read it
+    /// here (`convert sample` prints it). Its experience and feature keys are the ones README's
+    /// examples use.
     public static var sampleConfig: Data { Data(sampleConfigText.utf8) }
 }
 
