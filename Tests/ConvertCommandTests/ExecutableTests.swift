@@ -1,4 +1,5 @@
 import ConvertSwiftSDK
+import ConvertSynchronization
 import ConvertTesting
 import Foundation
 import Testing
