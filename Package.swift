@@ -164,19 +164,20 @@ let package = Package(
             name: "ConvertDeliveryTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
+                           "ConvertSynchronization",
                            "ConvertTransport", "ConvertVisitor", "ConvertStorage"],
             path: "Tests/ConvertDeliveryTests",
             resources: [.copy("Resources")]),
         .testTarget(
             name: "ConvertCommandTests",
             dependencies: ["convert", "convert-bench", "Quickstart", "RulesOnly", "CustomBuild", "InMemory",
-                           "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing"],
+                           "ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertSynchronization"],
             path: "Tests/ConvertCommandTests"),
         .testTarget(
             name: "ConvertReliabilityTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertBucketing", "ConvertMemory",
                            "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader", "ConvertURLSessionTransport",
-                           "ConvertModel", "ConvertRules", "ConvertVisitor", "ConvertTransport"],
+                           "ConvertModel", "ConvertRules", "ConvertVisitor", "ConvertTransport", "ConvertSynchronization"],
             path: "Tests/ConvertReliabilityTests"),
         .testTarget(name: "ConvertEventsTests", dependencies: ["ConvertEvents"], path: "Tests/ConvertEventsTests"),
         // Starts its own redis-server; skipped when none is installed.
