@@ -17,7 +17,7 @@ public struct FileByteStore: ByteStore {
     }
 
     /// The file that holds the blob `name` (the name made safe for a file name).
-    public func url(for name: String) -> URL {
+    package func url(for name: String) -> URL {
         directory.appendingPathComponent(FileStorage.safeName(name))
     }
 
@@ -27,7 +27,7 @@ public struct FileByteStore: ByteStore {
 
     /// Moves a blob that could not be used aside (`<name>.corrupt-<time>`), keeping it for inspection.
     @discardableResult
-    public func quarantine(_ name: String) -> String { POSIXFile.quarantine(url(for: name)) }
+    package func quarantine(_ name: String) -> String { POSIXFile.quarantine(url(for: name)) }
 }
 
 /// Where file storage lives by default, and name hygiene.
@@ -60,5 +60,5 @@ public enum FileStorage {
     }
 
     /// The permission bits of a file (for checks such as "is it 0600?").
-    public static func permissions(of url: URL) -> Int? { POSIXFile.permissions(url.path) }
+    package static func permissions(of url: URL) -> Int? { POSIXFile.permissions(url.path) }
 }

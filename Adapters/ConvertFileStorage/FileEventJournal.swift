@@ -28,7 +28,7 @@ public final class FileEventJournal: EventJournal {
 
     /// Whether this process holds the directory's main journal (`false`: it writes its own
     /// beside it, which the main journal's next owner takes over once this process is gone).
-    public var isOwner: Bool { core.token == nil }
+    package var isOwner: Bool { core.token == nil }
 
     public func append(_ payload: Data) throws -> UInt64 { try core.append(payload) }
     public func acknowledge(_ sequences: [UInt64]) throws { try core.acknowledge(sequences) }

@@ -38,7 +38,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     private var logHasData = false
 
     /// The longest a change waits in memory before it is written.
-    public static let writeBehindMilliseconds = 50
+    package static let writeBehindMilliseconds = 50
     /// The default number of visitors kept.
     public static let defaultCapacity = 10_000
     /// The most visitors kept.

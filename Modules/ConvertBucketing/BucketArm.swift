@@ -31,7 +31,7 @@ public enum BucketLayout: String, Sendable, Hashable {
 
     /// The layout an experience of this version uses: anchored above 11, packed otherwise
     /// (including a missing or NaN version).
-    public init(version: Double?) {
+    package init(version: Double?) {
         if let version, version > 11 { self = .anchored } else { self = .packed }
     }
 }

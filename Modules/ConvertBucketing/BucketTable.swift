@@ -18,7 +18,7 @@ public struct BucketTable: Sendable, Hashable {
         public let upper: Double
 
         /// The range `[lower, upper)` of `variationId`.
-        public init(variationId: String, lower: Double, upper: Double) {
+        package init(variationId: String, lower: Double, upper: Double) {
             self.variationId = variationId
             self.lower = lower
             self.upper = upper
@@ -41,7 +41,7 @@ public struct BucketTable: Sendable, Hashable {
 
     /// The variation whose range holds `value`, or `nil` when no range does.
     @inlinable
-    public func variation(forValue value: Int) -> String? {
+    package func variation(forValue value: Int) -> String? {
         let v = Double(value)
         for range in ranges where range.lower <= v && v < range.upper {
             return range.variationId

@@ -18,7 +18,7 @@ public enum BucketValue {
 
     /// Scales a 32-bit hash to a bucket value.
     @inlinable
-    public static func fromHash(_ hash: UInt32) -> Int {
+    package static func fromHash(_ hash: UInt32) -> Int {
         Int(Double(hash) / 4_294_967_296.0 * Double(scale))
     }
 }

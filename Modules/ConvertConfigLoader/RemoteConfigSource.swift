@@ -90,7 +90,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// Why an SDK key cannot be right: too long, or holding spaces or control characters.
-    public static func problem(withKey key: String) -> String? {
+    package static func problem(withKey key: String) -> String? {
         if key.utf8.count > 256 { return "longer than 256 bytes" }
         if key.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
             return "contains white space or control characters"
@@ -99,7 +99,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// The cache entry name for this SDK key and environment.
-    public var cacheName: String {
+    package var cacheName: String {
         "config-\(settings.sdkKey)-\(settings.environment ?? "default").json"
     }
 
@@ -126,6 +126,12 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     public func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
+        try await run(deliver: deliver, report: { _ in })
+    }
+
+    /// Runs as ``run(deliver:)``, reporting each 304 as `.confirmed` and each failed fetch.
+    public func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void,
+                    report: @escaping @Sendable (ConfigSourceReport) -> Void) async throws {
         guard !settings.sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw ConfigSourceError.emptySDKKey
         }
@@ -149,8 +155,10 @@ public struct RemoteConfigSource: ConfigSource {
                 wait = settings.refreshInterval
             case .notModified:
                 failures = 0
+                report(.confirmed)
                 wait = settings.refreshInterval
-            case .failed:
+            case .failed(let error):
+                report(.failed(describe(error)))
                 wait = settings.retry.delay(attempt: failures)
                 failures += 1
             }
@@ -159,7 +167,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// The outcome of one fetch.
-    public enum FetchResult: Sendable {
+    package enum FetchResult: Sendable {
         /// A usable config, with its `ETag` if the server sent one.
         case fresh(Data, etag: String?)
         /// 304: the current config stands.
@@ -169,7 +177,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// Performs one fetch (no caching, no delivery); failures are logged and returned typed.
-    public func fetch(etag: String?) async -> FetchResult {
+    package func fetch(etag: String?) async -> FetchResult {
         let result = await attempt(etag: etag)
         status.withValue { status in
             switch result {
@@ -255,7 +263,7 @@ public struct RemoteConfigSource: ConfigSource {
 }
 
 /// Why a config fetch produced nothing usable.
-public enum ConfigFetchError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ConfigFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No response: unreachable, timed out, too large, refused.
     case transport(TransportError)
     /// A non-2xx, non-304 status.
@@ -263,7 +271,7 @@ public enum ConfigFetchError: Error, Sendable, Hashable, CustomStringConvertible
     /// A 2xx whose body is not a config.
     case unusableBody(ConfigDecodingError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transport(let error): return error.description
         case .httpStatus(let status): return "HTTP \(status)"
@@ -289,7 +297,7 @@ public enum ConfigSourceError: Error, Sendable, Hashable, CustomStringConvertibl
 
 extension ConfigFetchError: LocalizedError {
     /// The same text as ``description``.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension ConfigSourceError: LocalizedError {

@@ -121,7 +121,7 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
 }
 
 /// The JavaScript SDK's variable casting (`castType`).
-public enum FeatureCasting {
+package enum FeatureCasting {
     /// A variation's variables for `feature`, each declared one cast to its declared type.
     static func cast(_ variables: [String: JSONValue], _ feature: Feature) -> [String: JSONValue] {
         var out = variables
@@ -132,7 +132,7 @@ public enum FeatureCasting {
     }
 
     /// Casts a raw variable value to `type`; unknown types pass through.
-    public static func cast(_ value: JSONValue, to type: VariableType) -> JSONValue {
+    package static func cast(_ value: JSONValue, to type: VariableType) -> JSONValue {
         switch type {
         case .boolean:
             if case .string(let s) = value {

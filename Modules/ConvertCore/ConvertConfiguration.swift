@@ -65,6 +65,9 @@ public struct ConvertConfiguration: Sendable, Hashable {
     public var storageDirectory: URL?
     /// How long one HTTP exchange may take, in milliseconds.
     public var requestTimeoutMs: Int
+    /// How long a tracking request may go unanswered before its connection counts as dead and
+    /// the batch is retried (the default URLSession transport's POST deadline), in milliseconds.
+    public var trackingAnswerTimeoutMs: Int
     /// The most tracking events held pending; past it new events are dropped and counted.
     public var eventQueueCapacity: Int
     /// Allow plain `http` endpoints (loopback test servers); `https` is required otherwise.
@@ -82,6 +85,7 @@ public struct ConvertConfiguration: Sendable, Hashable {
                 networkTracking: Bool = true, networkCacheLevel: NetworkCacheLevel = .normal, debugToken: String? = nil,
                 logLevel: LogLevel = .warn, visitorStoreCapacity: Int = 10_000, hashSeed: UInt32 = MurmurHash3.defaultSeed,
                 persistence: Persistence = .file, storageDirectory: URL? = nil, requestTimeoutMs: Int = 10_000,
+                trackingAnswerTimeoutMs: Int = 2_000,
                 eventQueueCapacity: Int = 100_000, allowsInsecureHTTP: Bool = false, readsLaunchOverrides: Bool = false) {
         self.sdkKey = sdkKey
         self.sdkKeySecret = sdkKeySecret
@@ -100,6 +104,7 @@ public struct ConvertConfiguration: Sendable, Hashable {
         self.persistence = persistence
         self.storageDirectory = storageDirectory
         self.requestTimeoutMs = requestTimeoutMs
+        self.trackingAnswerTimeoutMs = trackingAnswerTimeoutMs
         self.eventQueueCapacity = eventQueueCapacity
         self.allowsInsecureHTTP = allowsInsecureHTTP
         self.readsLaunchOverrides = readsLaunchOverrides
@@ -132,6 +137,7 @@ extension ConvertConfiguration: CustomReflectable {
             "eventsReleaseIntervalMs": eventsReleaseIntervalMs, "networkTracking": networkTracking,
             "networkCacheLevel": networkCacheLevel, "debugToken": redacted(debugToken), "logLevel": logLevel.name,
             "visitorStoreCapacity": visitorStoreCapacity, "hashSeed": hashSeed, "persistence": persistence, "storageDirectory": storageDirectory as Any, "requestTimeoutMs": requestTimeoutMs,
+            "trackingAnswerTimeoutMs": trackingAnswerTimeoutMs,
             "eventQueueCapacity": eventQueueCapacity, "allowsInsecureHTTP": allowsInsecureHTTP,
             "readsLaunchOverrides": readsLaunchOverrides,
         ], displayStyle: .struct)
@@ -173,7 +179,7 @@ extension ConvertConfiguration {
     /// ConvertConfiguration.problem(withSDKKey: "10035569/10034190")   // nil
     /// ConvertConfiguration.problem(withSDKKey: "YOUR_SDK_KEY")         // "sdkKey \"YOUR_SDK_KEY\" is not …"
     /// ```
-    public static func problem(withSDKKey sdkKey: String) -> String? {
+    package static func problem(withSDKKey sdkKey: String) -> String? {
         if sdkKey.isEmpty { return nil }
         let parts = sdkKey.split(separator: "/", omittingEmptySubsequences: false)
         let isNumber = { (part: Substring) in !part.isEmpty && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }

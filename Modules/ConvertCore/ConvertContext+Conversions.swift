@@ -52,11 +52,13 @@ extension ConvertContext {
         guard let call = begin("trackConversion") else { return visitorIdProblem != nil ? .invalidVisitorId : .notReady }
         let config = call.config
         guard let goal = config.goal(key: goalKey) else {
-            runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"")
+            runtime.log.warn("trackConversion: no goal has the key \"\(goalKey)\"",
+                             metadata: ["convert.call": "trackConversion", "convert.goal": goalKey, "convert.reason": "unknownGoal"])
             return .unknownGoal
         }
         if let problem = goalData?.lazy.compactMap(\.problem).first {
-            runtime.log.warn("trackConversion \(goalKey): goal data rejected: \(problem)")
+            runtime.log.warn("trackConversion \(goalKey): goal data rejected: \(problem)",
+                             metadata: ["convert.call": "trackConversion", "convert.goal": goalKey, "convert.reason": "invalidGoalData"])
             return .invalidGoalData(problem)
         }
         // As in JavaScript, rule data given for a goal without rules matches nothing.

@@ -47,7 +47,7 @@ extension ConvertContext {
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(plans.count)
         for position in plans.indices {
-            resolved.append(decider.feature(plans[position].disabled.key, at: position, typeCasting: typeCasting,
+            resolved.append(decider.feature(plans[position].key, at: position, typeCasting: typeCasting,
                                             enableTracking: enableTracking, detailed: false, decided: &decided).value)
         }
         return resolved

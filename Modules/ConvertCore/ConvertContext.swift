@@ -75,11 +75,11 @@ public final class ConvertContext: Sendable {
             let (generation, published) = runtime.read(visitorHash)
             let prefetched = Self.prefetch(creationSegments, runtime, published, visitorId, visitorHash)
             creationSegmentsDeferred = prefetched == nil
-            state = InlineLocked(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
+            state = InlineLocked.holding(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
                                        prefetched: prefetched, published: published, generation: generation))
         } else {
             creationSegmentsDeferred = creationSegments != nil
-            state = InlineLocked(State(attributes: attributes, preview: preview))
+            state = InlineLocked.holding(State(attributes: attributes, preview: preview))
         }
         self.runtime = runtime
     }
@@ -201,7 +201,8 @@ public final class ConvertContext: Sendable {
     /// Whether the visitor id can be used; when it cannot, `call` is logged as degraded.
     func checkVisitorId(_ call: String) -> Bool {
         guard let visitorIdProblem else { return true }
-        runtime.log.warn("\(call): \(visitorIdProblem); degraded result")
+        runtime.log.warn("\(call): \(visitorIdProblem); degraded result",
+                         metadata: ["convert.call": call, "convert.reason": "invalidVisitorId"])
         return false
     }
 
@@ -241,7 +242,10 @@ public final class ConvertContext: Sendable {
                              prefetched: prefetched, storeSegments: storeSegments)
         }
         guard let taken else {
-            runtime.log.warn("\(call) for visitor \(loggedVisitorId) before the SDK is ready: degraded result")
+            runtime.log.warn("\(call) before the SDK is ready: degraded result",
+                             metadata: runtime.log.isEnabled(.debug)
+                                 ? ["convert.call": call, "convert.reason": "notReady", "convert.visitor": loggedVisitorId]
+                                 : ["convert.call": call, "convert.reason": "notReady"])
             return nil
         }
         if taken.storeSegments, let creationSegments { _ = store(creationSegments, taken.installed) }

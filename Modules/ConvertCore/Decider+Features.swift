@@ -25,7 +25,8 @@ extension Decider {
                 }
             }
         } else {
-            runtime.log.warn("no feature has the key \"\(key)\"")
+            runtime.log.warn("no feature has the key \"\(key)\"",
+                             metadata: ["convert.feature": key, "convert.reason": "flagNotFound"])
             value = .disabled(key: key, feature: nil)
             detail = FeatureDetail(value: value, reason: .error, errorCode: .flagNotFound, experiences: [])
         }

@@ -22,8 +22,9 @@ struct RecordedDecision {
 extension Decider {
     /// Stores, tracks and announces what a decision found; returns the index of the variation
     /// that holds and the data stored.
-    func record(_ decision: ExperienceDecision, _ position: Int, enableTracking: Bool) -> RecordedDecision {
-        let plan = installed.experiences[position], ids = installed.storedIds[position]
+    func record(_ decision: ExperienceDecision, _ plan: Experience, at position: Int,
+                enableTracking: Bool) -> RecordedDecision {
+        let ids = installed.storedIds[position]
         let events = runtime.events
         if decision.matchedAudiences != 0 {
             events.publish(.audiences, listening: listening, .audiences(AudiencesPayload(

@@ -18,16 +18,10 @@ struct Decider {
     private var storedRead: Bool
     let visitorHash: UInt64
     let preview: PreviewTarget?
-    /// Forced decisions in effect for this call, `nil` when none.
-    let overrides: DecisionOverrides?
-    /// The SDK's hooks, then the context's: run around each evaluation.
-    let hooks: [any EvaluationHook]
-    /// The SDK's hooks alone: they are told of tracking events.
-    let trackingHooks: [any EvaluationHook]
-    /// The system events that have listeners (``SystemEventHub`` mask).
-    let listening: UInt32
-    /// Whether tracking is on for the SDK (configuration and runtime switch).
-    let trackingEnabled: Bool
+    /// What the call reads of the SDK: tracking switch, overrides, hooks, listeners.
+    private let published: SDKRuntime.Published
+    /// The context's own hooks, run after the SDK's.
+    private let contextHooks: [any EvaluationHook]
     /// The config's locations as the call's decisions matched them so far: location rules read
     /// the location properties alone, so the call's other experiences reuse each answer.
     private var locations = RuleMemo()
@@ -42,12 +36,22 @@ struct Decider {
         storedRead = prefetched
         self.visitorHash = visitorHash
         self.preview = preview
-        overrides = published.overrides
-        trackingHooks = published.hooks
-        hooks = published.hooks.isEmpty ? contextHooks : published.hooks + contextHooks
-        listening = published.listening
-        trackingEnabled = runtime.configuration.networkTracking && published.trackingEnabled
+        self.published = published
+        self.contextHooks = contextHooks
     }
+
+    /// Forced decisions in effect for this call, `nil` when none.
+    var overrides: DecisionOverrides? { published.overrides }
+    /// The SDK's hooks, then the context's: run around each evaluation.
+    var hooks: [any EvaluationHook] {
+        published.hooks.isEmpty ? contextHooks : published.hooks + contextHooks
+    }
+    /// The SDK's hooks alone: they are told of tracking events.
+    var trackingHooks: [any EvaluationHook] { published.hooks }
+    /// The system events that have listeners (``SystemEventHub`` mask).
+    var listening: UInt32 { published.listening }
+    /// Whether tracking is on for the SDK (configuration and runtime switch).
+    var trackingEnabled: Bool { runtime.configuration.networkTracking && published.trackingEnabled }
 
     var visitorId: String { input.visitorId }
     /// The config's model.
@@ -70,7 +74,7 @@ struct Decider {
     /// The hooks' view of an evaluation about to start, `nil` when there are no hooks; their
     /// `before` stage has run.
     func startHooks(_ kind: HookContext.FlagKind, _ key: String) -> HookContext? {
-        guard !hooks.isEmpty else { return nil }
+        guard !published.hooks.isEmpty || !contextHooks.isEmpty else { return nil }
         let context = HookContext(flagKind: kind, key: key, visitorId: visitorId, attributes: input.attributes)
         runtime.runHooks(hooks, "before") { try $0.before(context) }
         return context
@@ -107,7 +111,8 @@ struct Decider {
             value = variation(outcome, of: experience)
             detail = detailed || hook != nil ? self.detail(outcome, of: experience, value: value) : nil
         } else {
-            runtime.log.warn("no experience has the key \"\(key)\"")
+            runtime.log.warn("no experience has the key \"\(key)\"",
+                             metadata: ["convert.experience": key, "convert.reason": "experienceNotFound"])
             value = nil
             detail = VariationDetail(experienceKey: key, value: nil, reason: .error, decisionReason: .experienceNotFound,
                                      errorCode: .flagNotFound, gate: nil)
@@ -123,13 +128,15 @@ struct Decider {
         if let previewed = previewVariation(experience) { return Outcome(variationIndex: previewed, source: .previewed) }
         readStored()
         var tracer = SilentTracer()
-        let decision = DecisionEngine.decide(position, in: installed, for: input, memo: &locations, tracer: &tracer)
+        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &locations,
+                                             tracer: &tracer)
         for key in decision.unresolvedExperienceKeys {
-            runtime.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"")
+            runtime.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"",
+                             metadata: ["convert.experience": experience.key])
         }
         // A preview records nothing.
         guard preview == nil else { return Outcome(variationIndex: decision.variationIndex, source: .decided(decision)) }
-        let recorded = record(decision, position, enableTracking: enableTracking)
+        let recorded = record(decision, experience, at: position, enableTracking: enableTracking)
         if let data = recorded.data { input.stored = data }
         return Outcome(variationIndex: recorded.variationIndex, source: .decided(decision))
     }
@@ -187,7 +194,8 @@ struct Decider {
         var tracer = RecordingTracer()
         // A recording tracer evaluates every location itself: no memo is read or kept.
         var memo = RuleMemo()
-        let decision = DecisionEngine.decide(position, in: installed, for: input, memo: &memo, tracer: &tracer)
+        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &memo,
+                                             tracer: &tracer)
         let variation = decision.variation(in: experience)
         return DecisionTrace(experienceKey: experience.key, experienceId: experience.id, visitorId: visitorId,
                              steps: tracer.steps, reason: decision.reason, variationId: variation?.id,
@@ -199,7 +207,8 @@ struct Decider {
     private func forcedVariation(_ experience: Experience) -> Int? {
         guard let wanted = overrides?.variation(forExperience: experience.key, visitorId: visitorId) else { return nil }
         if let index = experience.variationIndex(key: wanted) ?? experience.variationIndex(id: wanted) { return index }
-        runtime.log.warn("override for experience \(experience.key): no variation has the key or id \"\(wanted)\"; ignored")
+        runtime.log.warn("override for experience \(experience.key): no variation has the key or id \"\(wanted)\"; ignored",
+                         metadata: ["convert.experience": experience.key])
         return nil
     }
 

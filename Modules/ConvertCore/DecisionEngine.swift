@@ -78,10 +78,11 @@ extension ExperienceDecision {
 /// caller stores, tracks and announces. The only thing it writes is the call's memo of
 /// location answers.
 enum DecisionEngine {
-    /// Decides the experience at `position` in `installed` for `input`.
-    static func decide<T: DecisionTracer>(_ position: Int, in installed: InstalledConfig, for input: DecisionInput,
-                                          memo: inout RuleMemo, tracer: inout T) -> ExperienceDecision {
-        let experience = installed.experiences[position], ids = installed.storedIds[position]
+    /// Decides `experience`, at `position` in `installed`, for `input`.
+    static func decide<T: DecisionTracer>(_ experience: Experience, at position: Int, in installed: InstalledConfig,
+                                          for input: DecisionInput, memo: inout RuleMemo,
+                                          tracer: inout T) -> ExperienceDecision {
+        let ids = installed.storedIds[position]
         if experience.isArchived {
             tracer.record(.archived)
             return ExperienceDecision(reason: .archived)

@@ -132,7 +132,7 @@ public struct DecisionOverrides: Sendable, Hashable, Codable {
 
     /// Overrides for every visitor from ``environmentVariable`` and ``launchArgument`` pairs
     /// (`experience=variation`; a pair without `=` is ignored).
-    public init(environment: [String: String], arguments: [String]) {
+    package init(environment: [String: String], arguments: [String]) {
         self.init()
         for pair in (environment[Self.environmentVariable] ?? "").split(separator: ",") {
             try? force(pair: String(pair))
@@ -148,14 +148,14 @@ public struct DecisionOverrides: Sendable, Hashable, Codable {
     }
 
     /// Adds one `experience=variation` pair for every visitor.
-    public mutating func force(pair: String) throws {
+    package mutating func force(pair: String) throws {
         let (experience, variation) = try Self.parse(pair: pair)
         forceVariation(variation, forExperience: experience)
     }
 
     /// The experience key and variation of an `experience=variation` pair (white space
     /// trimmed); throws ``ConvertError/invalidConfiguration(_:)`` for anything else.
-    public static func parse(pair: String) throws -> (experience: String, variation: String) {
+    package static func parse(pair: String) throws -> (experience: String, variation: String) {
         let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
             throw ConvertError.invalidConfiguration("an override is EXPERIENCE=VARIATION, got \"\(pair)\"")

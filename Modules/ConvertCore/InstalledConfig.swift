@@ -104,6 +104,8 @@ enum SeededKeyHash: StringHash {
 /// function of the config alone, so it is built once when the config is installed.
 // A class: a call reads its fields through one reference instead of copying them.
 final class FeaturePlan: Sendable {
+    /// The feature's key.
+    let key: String
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
     let carriers: [Int]
     /// Parallel to `carriers`: for each variation of the carrier, in the experience's own order
@@ -115,6 +117,7 @@ final class FeaturePlan: Sendable {
     let disabled: BucketedFeature
 
     init(_ feature: Feature, _ config: ProjectConfig) {
+        key = feature.key
         carriers = config.carrierIndexes(featureId: feature.id)
         variations = carriers.map { position in
             let experience = config.experiences[position]

@@ -26,6 +26,8 @@ final class SDKRuntime: Sendable {
     let ports: ConvertPorts
     let log: SDKLog
     let readiness = ReadinessGate()
+    /// How fresh the config is, and who listens for the status.
+    let freshness = Locked(ConfigFreshness())
 
     var events: SystemEventHub { ports.events }
 
@@ -141,6 +143,7 @@ final class SDKRuntime: Sendable {
     func install(_ document: ConfigDocument) {
         if current?.bytes == document.bytes {
             log.debug("config from \(document.origin.rawValue) unchanged")
+            configConfirmed()
             return
         }
         let decoded: DecodedConfig
@@ -150,10 +153,13 @@ final class SDKRuntime: Sendable {
             let located = error.description(locatingIn: [UInt8](document.bytes))
             let message = "config from \(document.origin.rawValue) rejected: \(located)"
             if document.origin == .direct {
-                log.error(message)
+                log.error(message, metadata: ["convert.origin": document.origin.rawValue])
                 readiness.fail(.invalidConfiguration(located))
+                announceStatus()
             } else {
-                log.error(message + (current == nil ? "; no config installed yet" : "; keeping the current config"))
+                log.error(message + (current == nil ? "; no config installed yet" : "; keeping the current config"),
+                          metadata: ["convert.origin": document.origin.rawValue])
+                configFailed("config rejected: \(located)")
             }
             return
         }
@@ -180,13 +186,16 @@ final class SDKRuntime: Sendable {
             }
             return (previous, changed)
         }
+        configConfirmed()
         if previous == nil {
-            log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences")
+            log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences",
+                     metadata: ["convert.origin": document.origin.rawValue])
             readiness.open()
             events.publish(.ready, .ready(ReadyPayload()))
         } else if let previous, changed {
             let changes = ConfigChanges(from: previous.config, to: decoded.config)
-            log.info("config updated from \(document.origin.rawValue): \(changes)")
+            log.info("config updated from \(document.origin.rawValue): \(changes)",
+                     metadata: ["convert.origin": document.origin.rawValue])
             events.publish(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config, changes: changes)))
         } else {
             log.debug("config from \(document.origin.rawValue) unchanged")
@@ -203,24 +212,32 @@ final class SDKRuntime: Sendable {
             // (and readiness opens) only once the store has finished loading.
             let store = ports.visitorStore
             let loading = Task { await store.prepare() }
-            try await ports.configSource.run { document in
+            try await ports.configSource.run(deliver: { document in
                 await loading.value
                 self.install(document)
-            }
+            }, report: { report in
+                switch report {
+                case .confirmed: self.configConfirmed()
+                case .failed(let reason): self.configFailed(reason)
+                }
+            })
         } catch is CancellationError {
             return
         } catch let error as ConvertError {
             log.error("config source stopped: \(error.description)")
             readiness.fail(error)
+            announceStatus()
             return
         } catch {
             log.error("config source stopped: \(error)")
             readiness.fail(.invalidConfiguration("\(error)"))
+            announceStatus()
             return
         }
         // A gate that already opened (or failed) stays as it is.
         if !Task.isCancelled {
             readiness.fail(.invalidConfiguration("the config source ended without delivering a config"))
+            announceStatus()
         }
     }
 

@@ -12,7 +12,7 @@ public struct TimeSource: Sendable {
     public static let system = TimeSource { Date() }
 
     /// A clock stopped at `date`.
-    public static func constant(_ date: Date) -> TimeSource { TimeSource { date } }
+    package static func constant(_ date: Date) -> TimeSource { TimeSource { date } }
 }
 
 /// New identifiers (auto visitor ids), as a capability that tests can replace.
@@ -27,5 +27,5 @@ public struct IdentifierSource: Sendable {
     public static let uuid = IdentifierSource { UUID().uuidString.lowercased() }
 
     /// The same id every time.
-    public static func constant(_ id: String) -> IdentifierSource { IdentifierSource { id } }
+    package static func constant(_ id: String) -> IdentifierSource { IdentifierSource { id } }
 }

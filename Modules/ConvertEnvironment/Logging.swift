@@ -18,12 +18,42 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, Codable
     }
 }
 
+/// One log line with what it is about, as structured metadata.
+///
+/// Metadata keys the SDK sets: `convert.call` (the API call), `convert.experience`,
+/// `convert.feature`, `convert.goal`, `convert.reason`, `convert.origin` (where a config came
+/// from), `convert.visitor` (only on lines at `.debug` and below).
+public struct LogRecord: Sendable, Hashable {
+    /// How severe the line is.
+    public let level: LogLevel
+    /// The text, its control characters escaped.
+    public let message: String
+    /// What the line is about; empty when nothing is attached.
+    public let metadata: [String: String]
+
+    /// A record of `message` at `level` with `metadata`.
+    public init(level: LogLevel, message: String, metadata: [String: String] = [:]) {
+        self.level = level
+        self.message = message
+        self.metadata = metadata
+    }
+}
+
 /// Where the SDK's log lines go. Bridge it to swift-log, os_log or your own logger.
 ///
 /// Implementation requirements: called from any thread, concurrently; must not block for long.
+/// The SDK calls ``log(_:)-(LogRecord)``; a sink that only implements
+/// ``log(_:_:)`` receives the message without its metadata.
 public protocol LogSink: Sendable {
     /// Records one line at `level`.
     func log(_ level: LogLevel, _ message: String)
+    /// Records one line with its metadata.
+    func log(_ record: LogRecord)
+}
+
+extension LogSink {
+    /// Writes the message alone.
+    public func log(_ record: LogRecord) { log(record.level, record.message) }
 }
 
 /// Drops every line.
@@ -36,9 +66,9 @@ public struct SilentLogSink: LogSink {
 /// A sink filtered by a minimum level; messages are built only when they will be written.
 public struct SDKLog: Sendable {
     /// Where written lines go.
-    public let sink: any LogSink
+    @usableFromInline package let sink: any LogSink
     /// The least severe level written; `.silent` writes nothing.
-    public let minimum: LogLevel
+    @usableFromInline package let minimum: LogLevel
 
     /// A log writing lines at `minimum` or above to `sink`.
     public init(sink: any LogSink, minimum: LogLevel) {
@@ -51,18 +81,22 @@ public struct SDKLog: Sendable {
 
     /// Whether lines at `level` are written.
     @inlinable
-    public func isEnabled(_ level: LogLevel) -> Bool { level >= minimum && level != .silent }
+    package func isEnabled(_ level: LogLevel) -> Bool { level >= minimum && level != .silent }
 
     /// Writes `message` at `level`, its control characters escaped: messages carry visitor ids,
     /// keys and peers' answers, and a newline in one of them must not forge a log line.
     @inlinable
-    public func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String) {
-        if isEnabled(level) { sink.log(level, Self.escapingControlCharacters(message())) }
+    package func callAsFunction(_ level: LogLevel, _ message: @autoclosure () -> String,
+                                metadata: @autoclosure () -> [String: String] = [:]) {
+        if isEnabled(level) {
+            sink.log(LogRecord(level: level, message: Self.escapingControlCharacters(message()),
+                               metadata: metadata().mapValues(Self.escapingControlCharacters)))
+        }
     }
 
     /// `text` with C0 controls and DEL written as `\n`, `\r`, `\t` or `\u{XX}`; unchanged (and
     /// not copied) when it has none.
-    public static func escapingControlCharacters(_ text: String) -> String {
+    @usableFromInline package static func escapingControlCharacters(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)
@@ -79,11 +113,23 @@ public struct SDKLog: Sendable {
     }
 
     /// Writes `message` at `.debug`, built only when that level is written.
-    @inlinable public func debug(_ message: @autoclosure () -> String) { self(.debug, message()) }
+    @inlinable package func debug(_ message: @autoclosure () -> String,
+                                 metadata: @autoclosure () -> [String: String] = [:]) {
+        self(.debug, message(), metadata: metadata())
+    }
     /// Writes `message` at `.info`, built only when that level is written.
-    @inlinable public func info(_ message: @autoclosure () -> String) { self(.info, message()) }
+    @inlinable package func info(_ message: @autoclosure () -> String,
+                                 metadata: @autoclosure () -> [String: String] = [:]) {
+        self(.info, message(), metadata: metadata())
+    }
     /// Writes `message` at `.warn`, built only when that level is written.
-    @inlinable public func warn(_ message: @autoclosure () -> String) { self(.warn, message()) }
+    @inlinable package func warn(_ message: @autoclosure () -> String,
+                                 metadata: @autoclosure () -> [String: String] = [:]) {
+        self(.warn, message(), metadata: metadata())
+    }
     /// Writes `message` at `.error`, built only when that level is written.
-    @inlinable public func error(_ message: @autoclosure () -> String) { self(.error, message()) }
+    @inlinable package func error(_ message: @autoclosure () -> String,
+                                 metadata: @autoclosure () -> [String: String] = [:]) {
+        self(.error, message(), metadata: metadata())
+    }
 }

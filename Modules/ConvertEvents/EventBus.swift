@@ -147,7 +147,7 @@ public final class EventBus: Sendable {
     }
 
     /// The number of live subscriptions to `eventType` (dead ones are cleaned up first).
-    public func subscriberCount<Event: EventBusEvent>(for eventType: Event.Type) -> Int {
+    package func subscriberCount<Event: EventBusEvent>(for eventType: Event.Type) -> Int {
         let key = ObjectIdentifier(Event.self)
         return subscriptionsByEvent.withValue { subscriptions in
             let live = (subscriptions[key] ?? []).filter(\.isLive)

@@ -50,7 +50,7 @@ public enum EventPayloadValue: Sendable {
 /// The first config is installed.
 public struct ReadyPayload: Sendable, Hashable {
     /// An empty payload: the event itself is the news.
-    public init() {}
+    package init() {}
 }
 
 /// A changed config replaced the previous one.
@@ -63,7 +63,7 @@ public struct ConfigUpdatedPayload: Sendable {
     public let changes: ConfigChanges
 
     /// A payload for the new config and what changed (nothing listed unless given).
-    public init(snapshot: ProjectConfig?, changes: ConfigChanges = ConfigChanges()) {
+    package init(snapshot: ProjectConfig?, changes: ConfigChanges = ConfigChanges()) {
         self.snapshot = snapshot
         self.changes = changes
     }
@@ -75,7 +75,7 @@ public struct ApiQueueReleasedPayload: Sendable, Hashable {
     public let eventCount: Int
 
     /// A payload for a batch of `eventCount` events.
-    public init(eventCount: Int) { self.eventCount = eventCount }
+    package init(eventCount: Int) { self.eventCount = eventCount }
 }
 
 /// A visitor got a new decision.
@@ -92,7 +92,7 @@ public struct BucketingPayload: Sendable, Hashable {
     public let variationKey: String?
 
     /// A payload for one new decision.
-    public init(visitorId: String, experienceId: String, experienceKey: String, variationId: String, variationKey: String?) {
+    package init(visitorId: String, experienceId: String, experienceKey: String, variationId: String, variationKey: String?) {
         self.visitorId = visitorId
         self.experienceId = experienceId
         self.experienceKey = experienceKey
@@ -111,7 +111,7 @@ public struct ConversionPayload: Sendable, Hashable {
     public let goalKey: String
 
     /// A payload for one queued conversion.
-    public init(visitorId: String, goalId: String, goalKey: String) {
+    package init(visitorId: String, goalId: String, goalKey: String) {
         self.visitorId = visitorId
         self.goalId = goalId
         self.goalKey = goalKey
@@ -126,7 +126,7 @@ public struct SegmentsPayload: Sendable, Hashable {
     public let segments: VisitorSegments
 
     /// A payload for one visitor's new segments.
-    public init(visitorId: String, segments: VisitorSegments) {
+    package init(visitorId: String, segments: VisitorSegments) {
         self.visitorId = visitorId
         self.segments = segments
     }
@@ -144,7 +144,7 @@ public struct LocationActivatedPayload: Sendable, Hashable {
     public let properties: [String: String]
 
     /// A payload for one location that began to match.
-    public init(visitorId: String, locationId: String, locationKey: String?, properties: [String: String]) {
+    package init(visitorId: String, locationId: String, locationKey: String?, properties: [String: String]) {
         self.visitorId = visitorId
         self.locationId = locationId
         self.locationKey = locationKey
@@ -162,7 +162,7 @@ public struct LocationDeactivatedPayload: Sendable, Hashable {
     public let locationKey: String?
 
     /// A payload for one location that stopped matching.
-    public init(visitorId: String, locationId: String, locationKey: String?) {
+    package init(visitorId: String, locationId: String, locationKey: String?) {
         self.visitorId = visitorId
         self.locationId = locationId
         self.locationKey = locationKey
@@ -177,7 +177,7 @@ public struct AudiencesPayload: Sendable, Hashable {
     public let audienceIds: [String]
 
     /// A payload for one visitor's matched audiences.
-    public init(visitorId: String, audienceIds: [String]) {
+    package init(visitorId: String, audienceIds: [String]) {
         self.visitorId = visitorId
         self.audienceIds = audienceIds
     }
@@ -189,5 +189,5 @@ public struct DataStoreQueueReleasedPayload: Sendable, Hashable {
     public let recordCount: Int
 
     /// A payload for `recordCount` written visitor records (0 when the store does not count them).
-    public init(recordCount: Int = 0) { self.recordCount = recordCount }
+    package init(recordCount: Int = 0) { self.recordCount = recordCount }
 }

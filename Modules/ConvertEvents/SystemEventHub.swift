@@ -71,10 +71,10 @@ public final class SystemEventHub: Sendable {
     }
 
     /// The number of active subscriptions.
-    public var listenerCount: Int { state.withValue { $0.listeners.count } }
+    package var listenerCount: Int { state.withValue { $0.listeners.count } }
 
     /// Whether anyone listens to `event`.
-    public func hasListeners(_ event: SystemEvent) -> Bool {
+    package func hasListeners(_ event: SystemEvent) -> Bool {
         listening.readOnThisThread { $0 & (1 << UInt32(event.index)) != 0 }
     }
 

@@ -7,12 +7,12 @@
 /// ```
 public struct TypedSystemEvent<Payload: Sendable>: Sendable {
     /// The event subscribed to.
-    public let event: SystemEvent
+    package let event: SystemEvent
     /// Reads this event's payload out of the untyped value (`nil` for another event's).
-    public let payload: @Sendable (EventPayloadValue) -> Payload?
+    package let payload: @Sendable (EventPayloadValue) -> Payload?
 
     /// Names `event` with the function that reads its payload.
-    public init(_ event: SystemEvent, payload: @escaping @Sendable (EventPayloadValue) -> Payload?) {
+    package init(_ event: SystemEvent, payload: @escaping @Sendable (EventPayloadValue) -> Payload?) {
         self.event = event
         self.payload = payload
     }

@@ -343,13 +343,13 @@ public enum JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
 extension JSONParser {
     /// The 1-based line and column of byte `offset` in `bytes`, for messages a person reads;
     /// columns count characters (UTF-8 sequences), lines end at `\n`.
-    public static func lineAndColumn(ofByte offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+    package static func lineAndColumn(ofByte offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
         lineAndColumn(ofBytes: [offset], in: bytes)[offset] ?? (1, 1)
     }
 
     /// ``lineAndColumn(ofByte:in:)`` for many offsets in one pass over `bytes`; offsets outside
     /// `0...bytes.count` are left out (the end offset is the position after the last character).
-    public static func lineAndColumn(ofBytes offsets: some Sequence<Int>, in bytes: [UInt8]) -> [Int: (line: Int, column: Int)] {
+    package static func lineAndColumn(ofBytes offsets: some Sequence<Int>, in bytes: [UInt8]) -> [Int: (line: Int, column: Int)] {
         var result: [Int: (line: Int, column: Int)] = [:]
         var line = 1, column = 1, index = 0
         for target in Set(offsets).sorted() where target >= 0 && target <= bytes.count {

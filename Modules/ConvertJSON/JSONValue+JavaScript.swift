@@ -3,7 +3,7 @@ extension JSONValue {
     ///
     /// Numbers print the ECMAScript way (`30.0` → `"30"`, `1e-7` → `"1e-7"`), arrays join their
     /// elements with `","` (null elements print empty), objects print `"[object Object]"`.
-    public var javaScriptString: String {
+    package var javaScriptString: String {
         switch self {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
@@ -16,7 +16,7 @@ extension JSONValue {
     }
 
     /// JavaScript truthiness: `false`, `0`, `NaN`, `""` and `null` are falsy; everything else is truthy.
-    public var isTruthy: Bool {
+    package var isTruthy: Bool {
         switch self {
         case .null: return false
         case .bool(let b): return b
@@ -100,7 +100,7 @@ public enum JavaScriptNumber {
     /// Accepted: `^-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)$`. When the part before the first
     /// comma is `"0"`, commas become decimal points (`"0,500"` → 0.5); otherwise commas are
     /// removed (`"1,000"` → 1000). Anything else gives `nil`.
-    public static func parseNumeric(_ text: String) -> Double? {
+    package static func parseNumeric(_ text: String) -> Double? {
         if let integer = smallInteger(text) { return integer }
         let bytes = Array(text.utf8)
         guard isNumericShape(bytes) else { return nil }
@@ -181,7 +181,7 @@ public enum JavaScriptNumber {
 extension JavaScriptNumber {
     /// JavaScript's `parseInt(text)`: the leading integer after optional white space and sign
     /// (`"0x"` reads hexadecimal); `nil` where JS gives NaN.
-    public static func parseInt(_ text: String) -> Double? {
+    package static func parseInt(_ text: String) -> Double? {
         var bytes = Substring(JavaScriptText.trimmed(text)).utf8[...]
         var sign = 1.0
         if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
@@ -211,7 +211,7 @@ extension JavaScriptNumber {
 
     /// JavaScript's `parseFloat(text)`: the longest leading decimal literal (or `Infinity`);
     /// `nil` where JS gives NaN.
-    public static func parseFloat(_ text: String) -> Double? {
+    package static func parseFloat(_ text: String) -> Double? {
         let bytes = Array(Substring(JavaScriptText.trimmed(text)).utf8)
         var i = 0
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") { i += 1 }
@@ -246,7 +246,7 @@ extension JavaScriptNumber {
     ///
     /// Numbers as they are; `true` 1, `false` and `null` 0; strings by ``number(parsing:)``;
     /// arrays through their string form (`[]` 0, `[12]` 12, `[1, 2]` and `[true]` NaN); objects NaN.
-    public static func number(_ value: JSONValue?) -> Double {
+    package static func number(_ value: JSONValue?) -> Double {
         switch value {
         case nil: return .nan
         case .null?: return 0
@@ -260,7 +260,7 @@ extension JavaScriptNumber {
 
     /// JavaScript's `Number(text)`: white space trimmed, `""` 0, decimal literals with an optional
     /// sign and exponent, `Infinity`, and unsigned `0x`/`0o`/`0b` integers; anything else NaN.
-    public static func number(parsing text: String) -> Double {
+    package static func number(parsing text: String) -> Double {
         let bytes = Array(Substring(JavaScriptText.trimmed(text)).utf8)
         if bytes.isEmpty { return 0 }
         if bytes.count > 2, bytes[0] == UInt8(ascii: "0") {
@@ -328,7 +328,7 @@ extension JSONValue {
     /// `overlay` merged into `base` the way Convert's JavaScript SDK merges visitor data: a key in
     /// both takes the overlay's value, except that two arrays are united (the overlay's elements
     /// first, repeated scalars once) and two objects are merged member by member.
-    public static func deepMerging(_ base: [String: JSONValue], _ overlay: [String: JSONValue]) -> [String: JSONValue] {
+    package static func deepMerging(_ base: [String: JSONValue], _ overlay: [String: JSONValue]) -> [String: JSONValue] {
         var merged = base
         for (key, new) in overlay {
             guard let old = merged[key] else {

@@ -35,7 +35,7 @@ public struct ConfigChanges: Sendable, Hashable, CustomStringConvertible {
         }
 
         /// Changes with these lists (none by default).
-        public init(added: [ConfigEntityReference] = [], removed: [ConfigEntityReference] = [],
+        package init(added: [ConfigEntityReference] = [], removed: [ConfigEntityReference] = [],
                     changed: [ConfigEntityReference] = []) {
             self.added = added
             self.removed = removed
@@ -64,10 +64,10 @@ public struct ConfigChanges: Sendable, Hashable, CustomStringConvertible {
     public var projectChanged = false
 
     /// Nothing changed.
-    public init() {}
+    package init() {}
 
     /// The changes that turn `old` into `new`.
-    public init(from old: ProjectConfig, to new: ProjectConfig) {
+    package init(from old: ProjectConfig, to new: ProjectConfig) {
         experiences = Self.compare(old.experiences, new.experiences, id: \.id, key: { $0.key }, same: Self.sameContent)
         variations = Self.compare(Self.variations(of: old), Self.variations(of: new), id: \.id, key: \.key, same: { $0.content == $1.content })
         features = Self.compare(old.features, new.features, id: \.id, key: { $0.key }, same: ==)
@@ -164,7 +164,7 @@ public struct ConfigEntityReference: Sendable, Hashable, CustomStringConvertible
     public let key: String?
 
     /// A reference to the entity with this id and key.
-    public init(id: String, key: String?) {
+    package init(id: String, key: String?) {
         self.id = id
         self.key = key
     }

@@ -43,7 +43,7 @@ public enum ConfigDecoder {
     }
 
     /// Decodes config bytes held in an array.
-    public static func decode(bytes: [UInt8], options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
+    package static func decode(bytes: [UInt8], options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
         // Read from the parsed document in place: only what the config keeps becomes JSONValues.
         try bytes.withUnsafeBufferPointer { buffer throws(ConfigDecodingError) -> DecodedConfig in
             let tape: JSONTape
@@ -59,7 +59,7 @@ public enum ConfigDecoder {
     }
 
     /// Decodes an already parsed document.
-    public static func decode(json: JSONValue, options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
+    package static func decode(json: JSONValue, options: Options = Options()) throws(ConfigDecodingError) -> DecodedConfig {
         try decode(document: json, options: options)
     }
 

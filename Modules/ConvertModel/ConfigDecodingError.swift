@@ -34,7 +34,7 @@ public enum ConfigDecodingError: Error, Sendable, Hashable, CustomStringConverti
 
 extension ConfigDecodingError {
     /// The config-level reading of a parse failure.
-    public init(_ error: JSONParseError) {
+    package init(_ error: JSONParseError) {
         switch error {
         case .empty: self = .empty
         case .invalidJSON(let offset, let reason): self = .invalidJSON(offset: offset, reason: reason)
@@ -46,7 +46,7 @@ extension ConfigDecodingError {
 extension ConfigDecodingError {
     /// ``description`` with byte offsets given as line and column in `bytes`, the document
     /// that failed.
-    public func description(locatingIn bytes: [UInt8]) -> String {
+    package func description(locatingIn bytes: [UInt8]) -> String {
         func at(_ offset: Int) -> String {
             let (line, column) = JSONParser.lineAndColumn(ofByte: offset, in: bytes)
             return "line \(line), column \(column) (byte \(offset))"

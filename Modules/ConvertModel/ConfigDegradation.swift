@@ -24,7 +24,7 @@ public struct ConfigDegradation: Sendable, Hashable, CustomStringConvertible {
     public let reason: String
 
     /// A degradation at `path`.
-    public init(path: String, kind: Kind, reason: String) {
+    package init(path: String, kind: Kind, reason: String) {
         self.path = path
         self.kind = kind
         self.reason = reason

@@ -34,15 +34,33 @@ public struct ConfigDocument: Sendable, Hashable {
 public protocol ConfigSource: Sendable {
     /// Delivers documents to `deliver` until cancelled or exhausted.
     func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws
+    /// ``run(deliver:)``, also telling `report` when the config in hand was confirmed unchanged
+    /// (an HTTP 304) or an attempt to get one failed, so the SDK can say how fresh it is.
+    func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void,
+             report: @escaping @Sendable (ConfigSourceReport) -> Void) async throws
 
     /// Why the latest attempt to get a config failed, `nil` when it succeeded or none failed;
     /// ``ConvertSwiftSDK/ready(timeout:)`` reports it when it gives up.
     var lastFailure: String? { get }
 }
 
+/// What a config source says besides delivering documents.
+public enum ConfigSourceReport: Sendable, Hashable {
+    /// The config in hand is still current (the server answered "not modified").
+    case confirmed
+    /// An attempt to get a config failed, for this reason; the config in hand stands.
+    case failed(String)
+}
+
 extension ConfigSource {
     /// No failure to report: the default for sources that cannot fail, or do not say why.
     public var lastFailure: String? { nil }
+
+    /// Runs ``run(deliver:)``; a source that reports nothing besides its documents.
+    public func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void,
+                    report: @escaping @Sendable (ConfigSourceReport) -> Void) async throws {
+        try await run(deliver: deliver)
+    }
 }
 
 /// A source that delivers one document handed over by the app.

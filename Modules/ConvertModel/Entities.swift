@@ -33,7 +33,7 @@ public struct Audience: Sendable, Hashable {
     public let rules: RuleSet?
 
     /// An audience as the config describes it (for tests and hand-built configs).
-    public init(id: String, key: String? = nil, name: String? = nil, type: AudienceType = .transient, rules: RuleSet?) {
+    package init(id: String, key: String? = nil, name: String? = nil, type: AudienceType = .transient, rules: RuleSet?) {
         self.id = id
         self.key = key
         self.name = name
@@ -60,7 +60,7 @@ public struct Segment: Sendable, Hashable {
     public let rules: RuleSet?
 
     /// A segment as the config describes it.
-    public init(id: String, key: String? = nil, name: String? = nil, rules: RuleSet?) {
+    package init(id: String, key: String? = nil, name: String? = nil, rules: RuleSet?) {
         self.id = id
         self.key = key
         self.name = name
@@ -88,7 +88,7 @@ public struct Location: Sendable, Hashable {
     public let triggerType: String?
 
     /// A location as the config describes it.
-    public init(id: String, key: String? = nil, name: String? = nil, rules: RuleSet?, triggerType: String? = nil) {
+    package init(id: String, key: String? = nil, name: String? = nil, rules: RuleSet?, triggerType: String? = nil) {
         self.id = id
         self.key = key
         self.name = name
@@ -119,7 +119,7 @@ public struct Goal: Sendable, Hashable {
     public let rules: RuleSet?
 
     /// A goal as the config describes it.
-    public init(id: String, key: String, name: String? = nil, type: String? = nil, rules: RuleSet? = nil) {
+    package init(id: String, key: String, name: String? = nil, type: String? = nil, rules: RuleSet? = nil) {
         self.id = id
         self.key = key
         self.name = name
@@ -177,7 +177,7 @@ public struct Feature: Sendable, Hashable {
         public let type: VariableType
 
         /// A variable declaration.
-        public init(key: String, type: VariableType) {
+        package init(key: String, type: VariableType) {
             self.key = key
             self.type = type
         }
@@ -193,7 +193,7 @@ public struct Feature: Sendable, Hashable {
     public let variables: [Variable]
 
     /// A feature as the config describes it.
-    public init(id: String, key: String, name: String? = nil, variables: [Variable] = []) {
+    package init(id: String, key: String, name: String? = nil, variables: [Variable] = []) {
         self.id = id
         self.key = key
         self.name = name
@@ -225,7 +225,7 @@ public struct Project: Sendable, Hashable {
     public let settings: JSONValue?
 
     /// A project as the config describes it.
-    public init(id: String, name: String? = nil, type: String? = nil, utcOffset: Double? = nil, settings: JSONValue? = nil) {
+    package init(id: String, name: String? = nil, type: String? = nil, utcOffset: Double? = nil, settings: JSONValue? = nil) {
         self.id = id
         self.name = name
         self.type = type

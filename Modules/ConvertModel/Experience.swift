@@ -69,7 +69,7 @@ public final class Experience: Sendable, Hashable {
 
     /// An experience as the config describes it; the bucket table is computed here from the
     /// variations and `version`.
-    public convenience init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
+    package convenience init(id: String, key: String, name: String? = nil, type: String? = nil, status: String? = nil,
                             version: Double? = nil, environment: String? = nil, environments: [String] = [],
                             locationIds: [String] = [], siteArea: RuleSet? = nil, audienceIds: [String] = [],
                             goalIds: [String] = [], audienceMatching: MatchingOption = .any,

@@ -104,7 +104,7 @@ public struct ProjectConfig: Sendable {
     public var degradations: [ConfigDegradation] { storage.degradations }
 
     /// Assembles and indexes a config from its parts.
-    public init(accountId: String, project: Project, experiences: [Experience], audiences: [Audience] = [],
+    package init(accountId: String, project: Project, experiences: [Experience], audiences: [Audience] = [],
                 segments: [Segment] = [], locations: [Location] = [], goals: [Goal] = [],
                 features: [Feature] = [], archivedExperienceIds: Set<String> = [],
                 degradations: [ConfigDegradation] = []) {
@@ -163,5 +163,5 @@ public struct ProjectConfig: Sendable {
     }
 
     /// Whether two values share one decoded document.
-    public func isSameDocument(as other: ProjectConfig) -> Bool { storage === other.storage }
+    package func isSameDocument(as other: ProjectConfig) -> Bool { storage === other.storage }
 }

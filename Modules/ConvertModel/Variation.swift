@@ -45,7 +45,7 @@ public struct Variation: Sendable, Hashable {
 
     /// A variation as the config describes it; it takes traffic when `status` is `nil`, empty or
     /// `"running"`.
-    public init(id: String, key: String? = nil, name: String? = nil, status: String? = nil,
+    package init(id: String, key: String? = nil, name: String? = nil, status: String? = nil,
                 trafficAllocation: Double? = nil, changes: [VariationChange] = []) {
         self.init(id: id, key: key, name: name, status: status,
                   isActive: status == nil || status == "" || status == Self.runningStatus,
@@ -111,7 +111,7 @@ public struct VariationChange: Sendable, Hashable {
     public let variables: [String: JSONValue]
 
     /// A change as the config describes it.
-    public init(id: String? = nil, type: String?, featureId: String? = nil, variables: [String: JSONValue] = [:]) {
+    package init(id: String? = nil, type: String?, featureId: String? = nil, variables: [String: JSONValue] = [:]) {
         self.id = id
         self.type = type
         self.featureId = featureId

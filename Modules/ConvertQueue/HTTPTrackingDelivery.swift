@@ -10,24 +10,24 @@ import Foundation
 ///
 /// `TrackingQueue(transport:endpoint:options:)` makes one; make one yourself to wrap it (to
 /// count or sample requests, say) and pass it to `TrackingQueue(delivery:options:)`.
-public struct HTTPTrackingDelivery: TrackingDelivery {
+package struct HTTPTrackingDelivery: TrackingDelivery {
     /// The client requests go through.
-    public let transport: any HTTPTransport
+    package let transport: any HTTPTransport
     /// Where batches go.
-    public let endpoint: TrackingEndpoint
+    package let endpoint: TrackingEndpoint
     /// The `source` field of request bodies.
-    public var source: String
+    package var source: String
     /// The `enrichData` field of request bodies.
-    public var enrichData: Bool
+    package var enrichData: Bool
     /// The largest request body; a larger batch answers ``TrackingDeliveryAnswer/tooLarge(reason:)``
     /// without being sent.
-    public var maximumBatchBytes: Int
+    package var maximumBatchBytes: Int
     /// How long one request may take.
-    public var requestTimeout: Duration
+    package var requestTimeout: Duration
 
     /// A delivery over `transport` to `endpoint`, with the body fields, size bound and request
     /// timeout of `options`.
-    public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions()) {
+    package init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions()) {
         self.transport = transport
         self.endpoint = endpoint
         source = options.source
@@ -37,7 +37,7 @@ public struct HTTPTrackingDelivery: TrackingDelivery {
     }
 
     /// Posts `events` as one batch (as `ConvertAgent`) and classifies the answer.
-    public func deliver(_ events: [TrackingEvent]) async -> TrackingDeliveryAnswer {
+    package func deliver(_ events: [TrackingEvent]) async -> TrackingDeliveryAnswer {
         guard let first = events.first else { return .delivered }
         let body: Data
         let url: URL
@@ -63,7 +63,7 @@ public struct HTTPTrackingDelivery: TrackingDelivery {
     /// The classes of an HTTP answer: 2xx delivers; 408, 429 and 5xx are retried later
     /// (after `Retry-After` when given); any other status refuses the batch. A request that got
     /// no answer at all (the transport threw) is retried later too.
-    public static func answer(for response: HTTPResponse) -> TrackingDeliveryAnswer {
+    package static func answer(for response: HTTPResponse) -> TrackingDeliveryAnswer {
         switch response.status {
         case 200..<300:
             return .delivered
@@ -77,7 +77,7 @@ public struct HTTPTrackingDelivery: TrackingDelivery {
 
 extension TrackingQueue {
     /// Creates a queue delivering to Convert's tracking API over `transport` (an
-    /// ``HTTPTrackingDelivery`` to `endpoint`) and starts its delivery loop; recovered journal
+    /// `HTTPTrackingDelivery` to `endpoint`) and starts its delivery loop; recovered journal
     /// entries go first. Intervals and timeouts are measured on `clock`; `released` is told the
     /// size of each batch the server acknowledges.
     public init(transport: any HTTPTransport, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),

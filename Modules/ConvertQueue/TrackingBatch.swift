@@ -3,31 +3,31 @@ import ConvertVisitor
 import Foundation
 
 /// The tracking API's request body for one batch.
-public struct TrackingBatch: Sendable, Hashable, Codable {
+package struct TrackingBatch: Sendable, Hashable, Codable {
     /// One visitor's events in a batch.
-    public struct Visitor: Sendable, Hashable, Codable {
+    package struct Visitor: Sendable, Hashable, Codable {
         /// The visitor the events are about.
-        public let visitorId: String
+        package let visitorId: String
         /// The visitor's report segments, sent with the events; `nil` when none are known.
-        public let segments: VisitorSegments?
+        package let segments: VisitorSegments?
         /// The visitor's events in this batch, in the order they were enqueued.
-        public let events: [TrackingEvent.Payload]
+        package let events: [TrackingEvent.Payload]
     }
 
     /// Asks the server to enrich the events.
-    public let enrichData: Bool
+    package let enrichData: Bool
     /// The account of every event in the batch.
-    public let accountId: String
+    package let accountId: String
     /// The project of every event in the batch.
-    public let projectId: String
+    package let projectId: String
     /// Visitors in first-seen order.
-    public let visitors: [Visitor]
+    package let visitors: [Visitor]
     /// The `source` field (`"ios-sdk"`).
-    public let source: String
+    package let source: String
 
     /// Groups `events` (all of one project) by visitor in first-seen order; a visitor's segments
     /// are the latest its events carry.
-    public init(events: [TrackingEvent], source: String = "ios-sdk", enrichData: Bool = true) {
+    package init(events: [TrackingEvent], source: String = "ios-sdk", enrichData: Bool = true) {
         var order: [String] = []
         var byVisitor: [String: (segments: VisitorSegments?, events: [TrackingEvent.Payload])] = [:]
         for event in events {
@@ -46,10 +46,10 @@ public struct TrackingBatch: Sendable, Hashable, Codable {
     }
 
     /// The number of events in the batch.
-    public var eventCount: Int { visitors.reduce(0) { $0 + $1.events.count } }
+    package var eventCount: Int { visitors.reduce(0) { $0 + $1.events.count } }
 
     /// The JSON body.
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)

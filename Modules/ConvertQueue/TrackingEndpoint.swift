@@ -21,13 +21,13 @@ public struct TrackingEndpoint: Sendable, Hashable {
     }
 
     /// The URL for a project's batches; throws when the scheme is not allowed.
-    public func url(projectId: String) throws -> URL {
+    package func url(projectId: String) throws -> URL {
         try url(accountId: "", projectId: projectId)
     }
 
     /// The URL for the batches of an account's project; throws when the scheme is not allowed,
     /// or when an id is not an id (it comes from the config, and goes into the host name).
-    public func url(accountId: String, projectId: String) throws -> URL {
+    package func url(accountId: String, projectId: String) throws -> URL {
         guard Self.isId(projectId) else { throw TransportError.refused("project id \"\(projectId.prefix(64))\" is not an id") }
         if !hasSDKKey, !Self.isId(accountId) {
             throw TransportError.refused("account id \"\(accountId.prefix(64))\" is not an id")
@@ -50,5 +50,5 @@ public struct TrackingEndpoint: Sendable, Hashable {
     }
 
     /// Whether an SDK key was given (not empty or white space).
-    public var hasSDKKey: Bool { !sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+    package var hasSDKKey: Bool { !sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
 }

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// `enqueue` is synchronous and cheap: it journals the event (when a journal is given) and
 /// appends it to a bounded buffer. A single delivery loop on the actor hands a batch to its
-/// ``TrackingDelivery`` (``HTTPTrackingDelivery`` unless another is given) when `batchSize`
+/// ``TrackingDelivery`` (`HTTPTrackingDelivery` unless another is given) when `batchSize`
 /// events are pending or `releaseInterval` after the first pending one, and acts on the
 /// delivery's ``TrackingDeliveryAnswer`` (over HTTP, by status class): delivered
 /// acknowledges the batch (in the journal too) and fires `api.queue.released`; retry-later

@@ -12,7 +12,7 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     public var maximumBatchEvents: Int
     /// The largest request body: a batch over it is split, and an event over it on its own is
     /// dropped and counted (a runaway goal value must not become a 200 MB POST). Read by
-    /// ``HTTPTrackingDelivery``, as are `source` and `enrichData`.
+    /// `HTTPTrackingDelivery`, as are `source` and `enrichData`.
     public var maximumBatchBytes: Int
     /// The most events held; past it new events are dropped and counted (see ``TrackingCounters``).
     public var capacity: Int

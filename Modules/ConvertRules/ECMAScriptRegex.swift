@@ -17,15 +17,15 @@ import Foundation
 /// - A translation ICU refuses never matches: a backreference inside a lookbehind, or groups nested about a hundred
 ///   deep. Patterns nesting more than 100 groups are refused outright, as if JavaScript had.
 /// - Repetition counts above 16,777,215, ICU's limit, are clamped; case mappings come from Swift's Unicode tables.
-public struct ECMAScriptRegex: @unchecked Sendable {  // NSRegularExpression is immutable and thread-safe for matching
+package struct ECMAScriptRegex: @unchecked Sendable {  // NSRegularExpression is immutable and thread-safe for matching
     /// The source as given.
-    public let source: String
+    package let source: String
     /// The ICU pattern it was translated to.
-    public let translated: String
+    package let translated: String
     private let regex: NSRegularExpression?
 
     /// nil when JavaScript's `new RegExp(source, "i")` would throw a SyntaxError.
-    public init?(_ source: String) {
+    package init?(_ source: String) {
         guard let translated = Self.translate(source) else { return nil }
         self.source = source
         self.translated = translated
@@ -33,7 +33,7 @@ public struct ECMAScriptRegex: @unchecked Sendable {  // NSRegularExpression is 
     }
 
     /// JS `RegExp.prototype.test`: whether the pattern matches anywhere in `text`.
-    public func test(_ text: String) -> Bool {
+    package func test(_ text: String) -> Bool {
         guard let regex else { return false }
         return regex.firstMatch(in: text, range: NSRange(location: 0, length: text.utf16.count)) != nil
     }

@@ -1,5 +1,5 @@
 /// The comparison a rule leaf applies (`matching.match_type` in Convert's rule JSON).
-public enum MatchType: String, Sendable, CaseIterable {
+package enum MatchType: String, Sendable, CaseIterable {
     /// The visitor's value equals the rule's, compared as JavaScript strings, case-insensitively;
     /// an array contains it.
     case equals
@@ -34,7 +34,7 @@ public enum MatchType: String, Sendable, CaseIterable {
     /// Whether the operator judges presence itself: a leaf may omit `value`, and an absent key
     /// (or empty data) is evaluated as an undefined value instead of failing the leaf.
     /// `not_exists` is not one of them: it needs a `value`, and an absent key makes it false.
-    public var judgesPresence: Bool {
+    package var judgesPresence: Bool {
         switch self {
         case .exists, .doesNotExist: return true
         default: return false
@@ -49,4 +49,4 @@ public enum MatchType: String, Sendable, CaseIterable {
 }
 
 /// The `rule_type` that marks a mutual-exclusion leaf: "visitor is bucketed into experience `value`".
-public let bucketedIntoExperienceKeyRuleType = "bucketed_into_experience_key"
+package let bucketedIntoExperienceKeyRuleType = "bucketed_into_experience_key"

@@ -44,15 +44,15 @@ public struct RuleLeaf: Sendable {
     let storage: Storage
 
     /// `rule_type` as written; unknown types evaluate by `key` like any other leaf.
-    public var ruleType: String? { storage.ruleType }
+    package var ruleType: String? { storage.ruleType }
     /// The data key the leaf reads (case-sensitive).
     public var key: String? { storage.key }
     /// The rule value, `nil` when the JSON had none (`null` is kept as ``JSONValue/null``).
     public var value: JSONValue? { storage.value }
     /// `match_type` as written.
-    public var matchTypeName: String? { storage.matchTypeName }
+    package var matchTypeName: String? { storage.matchTypeName }
     /// The parsed operator, `nil` for an unknown `match_type`.
-    public var matchType: MatchType? { storage.matchType }
+    package var matchType: MatchType? { storage.matchType }
     /// `matching.negated`.
     public var negated: Bool { storage.negated }
     /// Why the leaf is malformed, `nil` for a well-formed one.
@@ -60,10 +60,10 @@ public struct RuleLeaf: Sendable {
     var prepared: PreparedValue { storage.prepared }
 
     /// Whether this is a mutual-exclusion leaf (`bucketed_into_experience_key`).
-    public var isExperienceMembership: Bool { ruleType == bucketedIntoExperienceKeyRuleType }
+    package var isExperienceMembership: Bool { ruleType == bucketedIntoExperienceKeyRuleType }
 
     /// Builds a leaf from its JSON object; never fails.
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         self.init(reading: json)
     }
 
@@ -103,7 +103,7 @@ public struct RuleLeaf: Sendable {
     /// ```swift
     /// let leaf = RuleLeaf(key: "age", matchType: .less, value: 30, negated: true)   // age >= 30
     /// ```
-    public init(ruleType: String? = "generic_key_value", key: String?, matchType: MatchType,
+    package init(ruleType: String? = "generic_key_value", key: String?, matchType: MatchType,
                 value: JSONValue?, negated: Bool = false) {
         let reason = (!matchType.judgesPresence && value == nil) ? "no value for match_type \(matchType.rawValue)" : nil
         self.init(ruleType: ruleType, key: key, value: value, matchTypeName: matchType.rawValue,
@@ -117,7 +117,7 @@ public struct RuleLeaf: Sendable {
     }
 
     /// The leaf as Convert's rule JSON.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var fields: [String: JSONValue] = [:]
         if let ruleType { fields["rule_type"] = .string(ruleType) }
         if let key { fields["key"] = .string(key) }

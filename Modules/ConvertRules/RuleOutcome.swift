@@ -18,7 +18,7 @@ public enum LeafVerdict: Sendable, Hashable {
     case invalidPattern
 
     /// Whether the leaf counts as matched.
-    public var isMatch: Bool {
+    package var isMatch: Bool {
         if case .matched = self { return true }
         return false
     }
@@ -36,10 +36,10 @@ public struct RuleOutcome: Sendable, Hashable {
     public let verdict: LeafVerdict?
     /// The experience key a mutual-exclusion leaf named that the resolver did not know; the leaf
     /// then counted the visitor as not bucketed there. Worth a warning: the config is inconsistent.
-    public let unresolvedExperienceKey: String?
+    package let unresolvedExperienceKey: String?
 
     /// An outcome; evaluation builds these, the initializer serves tests and adapters.
-    public init(matched: Bool, decidingLeaf: RuleLocation?, verdict: LeafVerdict?, unresolvedExperienceKey: String? = nil) {
+    package init(matched: Bool, decidingLeaf: RuleLocation?, verdict: LeafVerdict?, unresolvedExperienceKey: String? = nil) {
         self.matched = matched
         self.decidingLeaf = decidingLeaf
         self.verdict = verdict

@@ -70,7 +70,7 @@ extension RuleSet {
 
 extension RuleLeaf {
     /// Evaluates this leaf alone against `data`.
-    public func evaluate(_ data: [String: JSONValue]) -> LeafVerdict {
+    package func evaluate(_ data: [String: JSONValue]) -> LeafVerdict {
         if let invalidReason { return .invalidLeaf(invalidReason) }
         guard let matchType else { return .unknownMatchType(matchTypeName ?? "") }
         let found = data.isEmpty ? nil : key.flatMap { data.member($0) }
@@ -110,7 +110,7 @@ extension RuleLeaf {
 
     /// Evaluates this leaf as a mutual-exclusion leaf against a membership resolver; an
     /// experience key the resolver does not know counts as "not bucketed there".
-    public func evaluateMembership(_ membership: (String) -> Bool?) -> LeafVerdict {
+    package func evaluateMembership(_ membership: (String) -> Bool?) -> LeafVerdict {
         if let invalidReason { return .invalidLeaf(invalidReason) }
         guard case .string(let target)? = value else { return .invalidLeaf("value is not an experience key") }
         return verdict(membership(target) ?? false)

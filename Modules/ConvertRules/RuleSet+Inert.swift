@@ -2,7 +2,7 @@ extension RuleSet {
     /// The leaves that can never hold, whatever the data: a `match_type` that names no known
     /// operator, or a malformed leaf (``RuleLeaf/invalidReason``). Such a leaf is false even
     /// when negated, as in the JavaScript SDK.
-    public var inertLeaves: [RuleLocation] {
+    package var inertLeaves: [RuleLocation] {
         var found: [RuleLocation] = []
         for (b, groups) in blocks.enumerated() {
             for (g, leaves) in groups.enumerated() {
@@ -17,7 +17,7 @@ extension RuleSet {
     /// Whether no data can ever satisfy the rule set because of its inert leaves: every OR
     /// block has an AND group made only of leaves that never hold (or is empty). `false` for a
     /// rule set without leaves and for a mutual-exclusion rule, whose meaning is their own.
-    public var canNeverMatch: Bool {
+    package var canNeverMatch: Bool {
         guard membershipLeaf == nil, !leaves.isEmpty, leaves.contains(where: \.isInert) else { return false }
         return blocks.allSatisfy { groups in
             groups.isEmpty || groups.contains { leaves in leaves.allSatisfy(\.isInert) }
@@ -27,7 +27,7 @@ extension RuleSet {
 
 extension RuleLeaf {
     /// Whether the leaf can never hold: an unknown operator or a malformed leaf.
-    public var isInert: Bool {
+    package var isInert: Bool {
         !isExperienceMembership && (invalidReason != nil || matchType == nil)
     }
 }

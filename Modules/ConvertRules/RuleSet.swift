@@ -15,12 +15,12 @@ public struct RuleSet: Sendable, Hashable {
     let flat: FlatRules
 
     /// The OR blocks, each a list of AND groups, each a list of OR_WHEN leaves.
-    public var blocks: [[[RuleLeaf]]] { flat.blocks }
+    package var blocks: [[[RuleLeaf]]] { flat.blocks }
     /// Where the first mutual-exclusion leaf sits, if any; that leaf alone decides the set.
-    public var membershipLeaf: RuleLocation? { flat.membershipLeaf }
+    package var membershipLeaf: RuleLocation? { flat.membershipLeaf }
 
     /// Builds a rule set from its blocks.
-    public init(blocks: [[[RuleLeaf]]]) {
+    package init(blocks: [[[RuleLeaf]]]) {
         var found: RuleLocation?
         search: for (b, groups) in blocks.enumerated() {
             for (g, leaves) in groups.enumerated() {
@@ -62,7 +62,7 @@ public struct RuleSet: Sendable, Hashable {
     public var leaves: [RuleLeaf] { blocks.flatMap { $0.flatMap { $0 } } }
 
     /// The leaf at `location`, if there is one.
-    public subscript(location: RuleLocation) -> RuleLeaf? {
+    package subscript(location: RuleLocation) -> RuleLeaf? {
         guard blocks.indices.contains(location.block),
               blocks[location.block].indices.contains(location.group),
               blocks[location.block][location.group].indices.contains(location.leaf)
@@ -162,7 +162,7 @@ public struct RuleLocation: Sendable, Hashable, CustomStringConvertible {
     public let leaf: Int
 
     /// The location of one leaf.
-    public init(block: Int, group: Int, leaf: Int) {
+    package init(block: Int, group: Int, leaf: Int) {
         self.block = block
         self.group = group
         self.leaf = leaf

@@ -136,7 +136,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
     public var isEmpty: Bool { words.isEmpty && segmentsBox == nil }
 
     /// The store key of a visitor: `"{accountId}-{projectId}-{visitorId}"`.
-    public static func storeKey(accountId: String, projectId: String, visitorId: String) -> String {
+    package static func storeKey(accountId: String, projectId: String, visitorId: String) -> String {
         "\(accountId)-\(projectId)-\(visitorId)"
     }
 

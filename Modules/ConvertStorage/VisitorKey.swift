@@ -11,7 +11,7 @@ public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, Expressib
     /// The visitor id.
     public let visitorId: String
     /// A per-process hash of the namespace and visitor id (see `KeyHash`); never persist it.
-    public let hashCode: UInt64
+    package let hashCode: UInt64
 
     /// A key in `namespace` (`"{accountId}-{projectId}"`), hashing both parts.
     public init(namespace: String, visitorId: String) {
@@ -20,12 +20,12 @@ public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, Expressib
     }
 
     /// The key of `visitorId` in a project.
-    public init(accountId: String, projectId: String, visitorId: String) {
+    package init(accountId: String, projectId: String, visitorId: String) {
         self.init(namespace: "\(accountId)-\(projectId)", visitorId: visitorId)
     }
 
     /// Builds a key from hashes already computed with `KeyHash.hash64`.
-    public init(namespace: String, namespaceHash: UInt64, visitorId: String, visitorHash: UInt64) {
+    package init(namespace: String, namespaceHash: UInt64, visitorId: String, visitorHash: UInt64) {
         self.namespace = namespace
         self.visitorId = visitorId
         hashCode = KeyHash.combine(namespaceHash, visitorHash)

@@ -51,13 +51,16 @@ extension ConvertPorts {
     /// - Parameters:
     ///   - configuration: the key, endpoints, intervals, persistence and log level to wire for.
     ///   - logSink: where log lines go; standard error unless you pass your own.
-    ///   - transport: carries config fetches and tracking; URLSession unless you pass your own.
+    ///   - transport: carries config fetches and tracking; URLSession unless you pass your own
+    ///     (then with ``ConvertConfiguration/trackingAnswerTimeoutMs`` as its POST deadline).
     ///   - directData: config bytes to start from instead of fetching.
     ///   - visitorStore: the visitor data store to use instead of the configured one (a
     ///     `WriteBehindVisitorStore`, say); the file visitor store is then never opened.
     public static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
-                            directData: Data? = nil, transport: any HTTPTransport = URLSessionTransport(),
+                            directData: Data? = nil, transport: (any HTTPTransport)? = nil,
                             visitorStore: (any VisitorDataStore)? = nil) -> ConvertPorts {
+        let transport = transport ?? URLSessionTransport(
+            postAnswerDeadline: .milliseconds(max(1, configuration.trackingAnswerTimeoutMs)))
         let log = SDKLog(sink: logSink, minimum: configuration.logLevel)
         let hub = SystemEventHub()
         if let problem = ConvertConfiguration.problem(withSDKKey: configuration.sdkKey) {
@@ -130,13 +133,20 @@ struct DefaultStorage {
     }
 }
 
-/// Writes log lines to standard error as `[Convert] LEVEL message`.
+/// Writes log lines to standard error as `[Convert] LEVEL message key=value …`.
 public struct StandardErrorLogSink: LogSink {
     /// A sink writing to the process's standard error.
     public init() {}
 
     public func log(_ level: LogLevel, _ message: String) {
-        FileHandle.standardError.write(Data("[Convert] \(level.name) \(message)\n".utf8))
+        log(LogRecord(level: level, message: message))
+    }
+
+    /// Writes the message and its metadata, sorted by key.
+    public func log(_ record: LogRecord) {
+        let metadata = record.metadata.sorted { $0.key < $1.key }
+            .map { " \($0.key)=\(SDKLog.escapingControlCharacters($0.value))" }.joined()
+        FileHandle.standardError.write(Data("[Convert] \(record.level.name) \(record.message)\(metadata)\n".utf8))
     }
 }
 

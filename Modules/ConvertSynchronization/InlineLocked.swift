@@ -17,31 +17,36 @@ import Synchronization
 /// value and mutex share one buffer.
 ///
 /// ```swift
-/// let state = InlineLocked([String: Int]())
+/// let state = InlineLocked.holding([String: Int]())
 /// state.withValue { $0["seen", default: 0] += 1 }
 /// ```
-package struct InlineLocked<Value: Sendable>: ~Copyable {
-    #if canImport(Synchronization) && !canImport(Darwin)
-    @usableFromInline let mutex: Mutex<Value>
+#if canImport(Synchronization) && !canImport(Darwin)
+// The standard library's type itself, not a wrapper: a generic wrapper around it is not
+// specialised across modules, and each call then looks up the lock's generic metadata.
+package typealias InlineLocked<Value> = Mutex<Value>
 
-    /// Holds `value`.
+extension Mutex {
+    /// A lock holding `value` (the one way to make one, on every platform).
     @inlinable
-    package init(_ value: consuming sending Value) {
-        mutex = Mutex(value)
+    package static func holding(_ value: consuming sending Value) -> Mutex<Value> {
+        Mutex(value)
     }
 
     /// Reads or changes the value in place, atomically; `body` must not call back into this lock.
     @inlinable @inline(__always)
-    package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package borrowing func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result
+    where Value: Sendable {
         // The closure is the lock's own: its value never leaves the critical section.
-        try mutex.withLock { (value: inout sending Value) throws -> sending Result in
+        try withLock { (value: inout sending Value) throws -> sending Result in
             #if DEBUG
             LockTally.acquired()
             #endif
             return try body(&value)
         }
     }
-    #else
+}
+#else
+package struct InlineLocked<Value: Sendable> {
     // The value is the buffer's header and the mutex its one element.
     @usableFromInline
     final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
@@ -55,9 +60,14 @@ package struct InlineLocked<Value: Sendable>: ~Copyable {
 
     @usableFromInline let storage: Storage
 
-    /// Holds `value`.
+    /// A lock holding `value` (the one way to make one, on every platform).
     @inlinable
-    package init(_ value: consuming Value) {
+    package static func holding(_ value: consuming Value) -> InlineLocked<Value> {
+        InlineLocked(value)
+    }
+
+    @inlinable
+    init(_ value: consuming Value) {
         var pending = Optional(value)
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in pending.take()! }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
@@ -73,9 +83,9 @@ package struct InlineLocked<Value: Sendable>: ~Copyable {
             try withMutexHeld(mutex) { try body(&value.pointee) }
         }
     }
-    #endif
 }
 
 // Sound because every access to the value holds the lock; only a Sendable value may be handed
 // between threads through it.
 extension InlineLocked: @unchecked Sendable {}
+#endif

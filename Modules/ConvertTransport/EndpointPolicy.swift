@@ -12,7 +12,7 @@ public struct EndpointPolicy: Sendable, Hashable {
     }
 
     /// Parses `text` as an endpoint URL and checks its scheme.
-    public func url(_ text: String) throws -> URL {
+    package func url(_ text: String) throws -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host != nil else {
             throw TransportError.refused("\"\(text)\" is not an absolute URL")
         }

@@ -35,7 +35,7 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 
     /// Sets `name` to `value`, replacing every existing field of that name.
-    public mutating func setHeader(_ name: String, _ value: String) {
+    package mutating func setHeader(_ name: String, _ value: String) {
         headers.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
         headers.append((name, value))
     }
@@ -57,7 +57,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
     static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The headers as logs and `dump` show them: credentials redacted.
-    public var redactedHeaders: [(name: String, value: String)] {
+    package var redactedHeaders: [(name: String, value: String)] {
         headers.map { (name: $0.name, value: Self.credentialHeaders.contains($0.name.lowercased()) ? "<redacted>" : $0.value) }
     }
 
@@ -98,11 +98,11 @@ public struct HTTPResponse: Sendable, Hashable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
     /// Whether the status is 2xx.
-    public var isSuccess: Bool { (200..<300).contains(status) }
+    package var isSuccess: Bool { (200..<300).contains(status) }
 
     /// `Retry-After` in seconds, when the answer has a usable one (the HTTP-date form is not
     /// used by Convert's hosts).
-    public var retryAfter: Duration? {
+    package var retryAfter: Duration? {
         header("Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? .seconds($0) : nil }
     }
 }
@@ -146,12 +146,12 @@ public enum ConvertAgent {
     /// The SDK version sent in `User-Agent`.
     public static let version = "1.0.0"
     /// `ConvertAgent/<version>`.
-    public static let userAgent = "ConvertAgent/\(version)"
+    package static let userAgent = "ConvertAgent/\(version)"
 }
 
 extension HTTPTransport {
     /// Sends `request` with `User-Agent: ConvertAgent/<version>` set last, replacing any other.
-    public func sendAsConvertAgent(_ request: HTTPRequest) async throws -> HTTPResponse {
+    package func sendAsConvertAgent(_ request: HTTPRequest) async throws -> HTTPResponse {
         var stamped = request
         stamped.setHeader("User-Agent", ConvertAgent.userAgent)
         return try await send(stamped)

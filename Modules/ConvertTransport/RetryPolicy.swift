@@ -21,12 +21,12 @@ public struct RetryPolicy: Sendable, Hashable {
     package var backoff: Backoff { Backoff(initial: initial, maximum: maximum, jitter: .upToHalf) }
 
     /// The wait before retry number `attempt` (0-based), with `unit` in `0...1` choosing the jitter.
-    public func delay(attempt: Int, unit: Double) -> Duration {
+    package func delay(attempt: Int, unit: Double) -> Duration {
         backoff.delay(attempt: attempt, unit: unit)
     }
 
     /// The wait before retry number `attempt`, with random jitter.
-    public func delay(attempt: Int) -> Duration {
+    package func delay(attempt: Int) -> Duration {
         backoff.delay(attempt: attempt)
     }
 }

@@ -34,7 +34,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     }
 
     /// The report key that holds custom segment ids.
-    public static let customSegmentsKey = "customSegments"
+    package static let customSegmentsKey = "customSegments"
 
     /// The report keys, in wire order.
     public static let reportKeys = ["country", "browser", "devices", "source", "campaign", "visitorType", "customSegments"]
@@ -67,7 +67,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// The report keys of `values` with their values as given, `null` included: what the SDK
     /// stores as the visitor's segments, so that a returning visitor's rules read exactly what an
     /// earlier call supplied (see ``VisitorData/segmentValues``).
-    public static func reportValues(in values: [String: JSONValue]) -> [String: JSONValue] {
+    package static func reportValues(in values: [String: JSONValue]) -> [String: JSONValue] {
         var count = 0
         for key in values.keys where isReportKey(key) { count += 1 }
         if count == 0 { return [:] }
@@ -95,7 +95,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
     /// member by member, and any other new value (`null` included) replaces the stored one. One
     /// deliberate difference: a stored single `customSegments` id followed by a list of ids is
     /// united with the list rather than replaced by it.
-    public static func storing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> [String: JSONValue] {
+    package static func storing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> [String: JSONValue] {
         guard !stored.isEmpty else { return new }
         var overlay = new
         if case .array(let ids)? = new[customSegmentsKey], let old = stored[customSegmentsKey], old.isSingleId {
@@ -107,7 +107,7 @@ public struct VisitorSegments: Sendable, Hashable, Codable {
 
     /// Whether storing `new` over `stored` would leave `stored` as it is; decided without
     /// building the merged values in the usual case of a visitor giving the same values again.
-    public static func storingChangesNothing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
+    package static func storingChangesNothing(_ new: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
         // Past the first check with nothing stored, the new values themselves are the change.
         new.allSatisfy { storesAsIs($0, $1, in: stored) } || (!stored.isEmpty && storing(new, over: stored) == stored)
     }

@@ -1,4 +1,5 @@
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertMemory
 import ConvertModel
@@ -59,12 +60,21 @@ import Testing
     }
 
     @Test func aNewlineInAVisitorIdCannotForgeALogLine() {
-        let harness = TestSDK(data: nil)  // not ready: the warning names the visitor
+        let harness = TestSDK(data: nil)  // not ready, logging at debug: the warning names the visitor
         let context = harness.sdk.createContext(visitorId: "evil\n[Convert] ERROR forged")
         #expect(context.variation(forExperience: "any") == nil)
-        let named = harness.logs.messages.filter { $0.contains("evil") }
+        let named = harness.logs.records.compactMap { $0.metadata["convert.visitor"] }
         #expect(!named.isEmpty)
         #expect(named.allSatisfy { !$0.contains("\n") && $0.contains("evil\\n[Convert]") }, "\(named)")
+        #expect(harness.logs.messages.allSatisfy { !$0.contains("evil") }, "visitor ids stay out of the messages")
+    }
+
+    @Test func visitorIdsAreLoggedAtDebugOnly() {
+        let harness = TestSDK(data: nil, configuration: ConvertConfiguration(sdkKey: "test-key", logLevel: .info))
+        _ = harness.sdk.createContext(visitorId: "visitor-7").variation(forExperience: "any")
+        let records = harness.logs.records.filter { $0.metadata["convert.call"] == "variation(forExperience:)" }
+        #expect(!records.isEmpty)
+        #expect(records.allSatisfy { $0.metadata["convert.visitor"] == nil && $0.metadata["convert.reason"] == "notReady" })
     }
 }
 

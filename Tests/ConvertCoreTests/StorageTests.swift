@@ -301,7 +301,7 @@ enum MemoryVisitorIdStoreFactory {
 
 @Suite struct ThreadNumberTests {
     @Test func runningThreadsHaveNumbersOfTheirOwnThatStay() {
-        let seen = InlineLocked([UInt: Int]())
+        let seen = Locked([UInt: Int]())
         let started = DispatchGroup(), release = DispatchSemaphore(value: 0), done = DispatchGroup()
         for _ in 0..<4 {
             started.enter()
@@ -340,7 +340,7 @@ enum MemoryVisitorIdStoreFactory {
 
 @Suite struct InlineLockedTests {
     @Test func itsCriticalSectionsAreSerialized() {
-        let counter = InlineLocked(0)
+        let counter = InlineLocked.holding(0)
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             for _ in 0..<10_000 { counter.withValue { $0 += 1 } }
         }
@@ -353,9 +353,9 @@ enum MemoryVisitorIdStoreFactory {
             init(_ gone: @escaping @Sendable () -> Void) { self.gone = gone }
             deinit { gone() }
         }
-        let released = InlineLocked(false)
+        let released = Locked(false)
         do {
-            let lock = InlineLocked([Watched { released.withValue { $0 = true } }])
+            let lock = InlineLocked.holding([Watched { released.withValue { $0 = true } }])
             #expect(lock.withValue { $0.count } == 1)
             #expect(released.withValue { $0 } == false)
         }

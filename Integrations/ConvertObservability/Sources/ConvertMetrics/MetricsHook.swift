@@ -1,0 +1,141 @@
+import ConvertSwiftSDK
+import CoreMetrics
+import Metrics
+
+/// An `EvaluationHook` that counts evaluations, exposures and conversions with swift-metrics.
+///
+/// | metric | type | dimensions |
+/// |---|---|---|
+/// | `convert_evaluations_total` | counter | `kind` (`experience`, `feature`), `key`, `variant`, `reason` |
+/// | `convert_exposures_total` | counter | `experience`, `variation` (ids) |
+/// | `convert_conversions_total` | counter | `goal` (id), `type` (`conversion`, `transaction`) |
+///
+/// `variant` is the variation's key (or id) given, `enabled` for a feature on without one, `none`
+/// when none was given (no variation, a feature off). `reason` is OpenTelemetry's
+/// `feature_flag.result.reason` value (`targeting_match`, `split`, `cached`, `static`,
+/// `disabled`, `default`, `error`). Exposures and conversions are the tracking events the SDK
+/// queued, so they count only while tracking is on.
+///
+/// Cardinality is bounded: past `limits.keys` distinct keys (experience or feature keys, experience
+/// ids, goal ids) a new one is counted as `other`, and past `limits.variantsPerKey` distinct
+/// variants (variations) of one key a new one is `other` too.
+///
+/// ```swift
+/// sdk.addHook(MetricsHook())
+/// ```
+public struct MetricsHook: EvaluationHook {
+    /// Bounds on the distinct values of the `key` and `variant` dimensions.
+    public struct Limits: Sendable, Hashable {
+        /// Distinct keys per metric; more are counted as `other`.
+        public var keys: Int
+        /// Distinct variants of one key; more are counted as `other`.
+        public var variantsPerKey: Int
+
+        /// Bounds of `keys` keys and `variantsPerKey` variants per key.
+        public init(keys: Int = 100, variantsPerKey: Int = 10) {
+            self.keys = keys
+            self.variantsPerKey = variantsPerKey
+        }
+    }
+
+    private let evaluations: BoundedCounters
+    private let exposures: BoundedCounters
+    private let conversions: BoundedCounters
+
+    /// A hook counting through `factory` (the bootstrapped `MetricsSystem` by default) within `limits`.
+    public init(limits: Limits = Limits(), factory: any MetricsFactory = MetricsSystem.factory) {
+        evaluations = BoundedCounters(label: "convert_evaluations_total", limits: limits, factory: factory)
+        exposures = BoundedCounters(label: "convert_exposures_total", limits: limits, factory: factory)
+        conversions = BoundedCounters(label: "convert_conversions_total", limits: limits, factory: factory)
+    }
+
+    /// Counts the evaluation, whatever its outcome.
+    public func finally(_ context: HookContext, details: EvaluationDetails) {
+        evaluations.increment(key: ("key", context.key), variant: ("variant", details.variant ?? "none"),
+                              fixed: [("kind", context.flagKind.rawValue), ("reason", details.reason.openTelemetryValue)])
+    }
+
+    /// Counts a queued bucketing as an exposure, a queued conversion as a conversion.
+    public func tracked(_ event: TrackingEvent) {
+        switch event.payload {
+        case .bucketing(let experienceId, let variationId):
+            exposures.increment(key: ("experience", experienceId), variant: ("variation", variationId), fixed: [])
+        case .conversion(let goalId, let goalData, _):
+            conversions.increment(key: ("goal", goalId), variant: nil,
+                                  fixed: [("type", goalData == nil ? "conversion" : "transaction")])
+        }
+    }
+}
+
+extension EvaluationReason {
+    /// The reason as OpenTelemetry's `feature_flag.result.reason` names it (`targeting_match`, …).
+    public var openTelemetryValue: String {
+        switch self {
+        case .targetingMatch: "targeting_match"
+        case .split: "split"
+        case .cached: "cached"
+        case .static: "static"
+        case .disabled: "disabled"
+        case .default: "default"
+        case .error: "error"
+        }
+    }
+}
+
+/// One counter per admitted combination of dimension values, the key and variant values bounded.
+final class BoundedCounters: Sendable {
+    private struct State {
+        /// Admitted keys and, for each, its admitted variants.
+        var admitted: [String: Set<String>] = [:]
+        var counters: [[String]: Counter] = [:]
+    }
+
+    static let overflow = "other"
+
+    private let label: String
+    private let limits: MetricsHook.Limits
+    private let factory: any MetricsFactory
+    private let state = Protected(State())
+
+    init(label: String, limits: MetricsHook.Limits, factory: any MetricsFactory) {
+        self.label = label
+        self.limits = limits
+        self.factory = factory
+    }
+
+    /// Increments the counter of `key`, `variant` (each `other` past its bound) and `fixed`
+    /// dimensions (bounded by their nature).
+    func increment(key: (name: String, value: String), variant: (name: String, value: String)?,
+                   fixed: [(String, String)]) {
+        let counter = state.withValue { state -> Counter in
+            var keyValue = key.value
+            if state.admitted[keyValue] == nil {
+                if state.admitted.count < limits.keys {
+                    state.admitted[keyValue] = []
+                } else {
+                    keyValue = Self.overflow
+                }
+            }
+            var dimensions = [(key.name, keyValue)]
+            if let variant {
+                var variantValue = variant.value
+                let known = state.admitted[keyValue] ?? []
+                if !known.contains(variantValue) {
+                    if known.count < limits.variantsPerKey {
+                        state.admitted[keyValue, default: []].insert(variantValue)
+                    } else {
+                        variantValue = Self.overflow
+                    }
+                }
+                dimensions.append((variant.name, variantValue))
+            }
+            dimensions += fixed
+            let id = dimensions.map(\.1)
+            if let counter = state.counters[id] { return counter }
+            let counter = Counter(label: label, dimensions: dimensions, factory: factory)
+            state.counters[id] = counter
+            return counter
+        }
+        counter.increment()
+    }
+}

@@ -1,0 +1,118 @@
+import ConvertSwiftSDK
+import Instrumentation
+import OTelSemanticConventions
+import Tracing
+
+/// An `EvaluationHook` that records each evaluation on the current trace, with OpenTelemetry's
+/// feature-flag semantic conventions: an event named `feature_flag.evaluation` with
+///
+/// | attribute | value |
+/// |---|---|
+/// | `feature_flag.key` | the experience or feature key asked for |
+/// | `feature_flag.provider.name` | `providerName` (`Convert`) |
+/// | `feature_flag.result.variant` | the variation's key (or id), `enabled` for a feature on without one; absent when none |
+/// | `feature_flag.result.reason` | `targeting_match`, `split`, `cached`, `static`, `disabled`, `default` or `error` |
+/// | `feature_flag.context.id` | the visitor id, unless `recordsVisitorId` is `false` |
+/// | `error.type` | on errors: `flag_not_found`, `provider_not_ready`, `invalid_context`, `type_mismatch` |
+/// | `feature_flag.error.message` | on errors: the SDK's error code |
+///
+/// The event goes on the span the evaluation runs in: the tracer's
+/// `activeSpan(identifiedBy: ServiceContext.current)`, swift-distributed-tracing's way to find
+/// the current span (decisions are synchronous calls in the request's task, so the task-local
+/// context is the request's). A tracer that does not implement that lookup (it is optional and
+/// answers `nil` by default) gets, with `Fallback.childSpan`, a short child span named
+/// `feature_flag.evaluation` holding the event instead. Outside any trace nothing is recorded.
+///
+/// ```swift
+/// sdk.addHook(TracingHook())
+/// ```
+public struct TracingHook: EvaluationHook {
+    /// What to do when the tracer cannot find the span of the current context.
+    public enum Fallback: Sendable, Hashable {
+        /// Record nothing.
+        case ignore
+        /// Start and end a child span named `feature_flag.evaluation` holding the event.
+        case childSpan
+    }
+
+    /// The event's name, OpenTelemetry's feature-flag evaluation event.
+    public static let eventName = "feature_flag.evaluation"
+
+    /// The value of `feature_flag.provider.name`.
+    public let providerName: String
+    /// Whether `feature_flag.context.id` (the visitor id) is recorded.
+    public let recordsVisitorId: Bool
+    /// What happens when the tracer cannot find the current span.
+    public let fallback: Fallback
+    private let tracer: (any Tracer)?
+
+    /// A hook recording on `tracer`'s spans, or on the bootstrapped `InstrumentationSystem.tracer`
+    /// (read at each evaluation) when `tracer` is `nil`.
+    public init(providerName: String = "Convert", recordsVisitorId: Bool = true, fallback: Fallback = .childSpan,
+                tracer: (any Tracer)? = nil) {
+        self.providerName = providerName
+        self.recordsVisitorId = recordsVisitorId
+        self.fallback = fallback
+        self.tracer = tracer
+    }
+
+    /// Records the evaluation on the current span.
+    public func finally(_ context: HookContext, details: EvaluationDetails) {
+        guard let serviceContext = ServiceContext.current else { return }
+        let tracer = tracer ?? InstrumentationSystem.tracer
+        let event = SpanEvent(name: Self.eventName, attributes: attributes(context, details))
+        if let span = tracer.activeSpan(identifiedBy: serviceContext) {
+            span.addEvent(event)
+        } else if fallback == .childSpan {
+            let span = tracer.startSpan(Self.eventName, context: serviceContext)
+            span.addEvent(event)
+            span.end()
+        }
+    }
+
+    /// The event's attributes for one evaluation.
+    public func attributes(_ context: HookContext, _ details: EvaluationDetails) -> SpanAttributes {
+        var attributes = SpanAttributes()
+        attributes[OTelAttribute.featureFlag.key] = context.key
+        attributes[OTelAttribute.featureFlag.provider.name] = providerName
+        if let variant = details.variant {
+            attributes[OTelAttribute.featureFlag.result.variant] = variant
+        }
+        attributes[OTelAttribute.featureFlag.result.reason] = details.reason.openTelemetryValue
+        if recordsVisitorId {
+            attributes[OTelAttribute.featureFlag.context.id] = context.visitorId
+        }
+        if let code = details.errorCode {
+            attributes[OTelAttribute.error.type] = code.openTelemetryValue
+            attributes[OTelAttribute.featureFlag.error.message] = code.rawValue
+        }
+        return attributes
+    }
+}
+
+extension EvaluationReason {
+    /// The reason as OpenTelemetry's `feature_flag.result.reason` names it (`targeting_match`, …).
+    public var openTelemetryValue: String {
+        switch self {
+        case .targetingMatch: "targeting_match"
+        case .split: "split"
+        case .cached: "cached"
+        case .static: "static"
+        case .disabled: "disabled"
+        case .default: "default"
+        case .error: "error"
+        }
+    }
+}
+
+extension EvaluationErrorCode {
+    /// The error as OpenTelemetry's `error.type` names feature-flag errors (OpenFeature's codes).
+    public var openTelemetryValue: String {
+        switch self {
+        case .flagNotFound: "flag_not_found"
+        case .notReady: "provider_not_ready"
+        case .invalidVisitorId: "invalid_context"
+        case .typeMismatch: "type_mismatch"
+        }
+    }
+}
