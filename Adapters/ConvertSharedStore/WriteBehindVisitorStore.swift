@@ -171,6 +171,9 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, Sendable {
 
     // MARK: SharedVisitorDataStore
 
+    /// Not claimed yet: decisions written behind settle on the first stored.
+    public var firstDecisionClaim: FirstDecisionClaim { .never }
+
     public func load(_ key: VisitorKey) async -> VisitorLoadResult {
         do {
             let stored = try await backend.load(key)

@@ -77,7 +77,7 @@ extension ConvertContext {
         }
         // With a shared store, another instance may have converted this visitor already: the
         // first to record the goal there sends the conversion (unreachable: this instance decides).
-        if first, let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
+        if first, let shared = runtime.sharedStore,
            await shared.recordGoalOnce(key, goalId: goal.id) == false {
             first = false
         }

@@ -12,7 +12,7 @@ extension ConvertContext {
     @discardableResult
     public func loadVisitorData() async -> VisitorLoadResult {
         let result: VisitorLoadResult
-        if let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
+        if let shared = runtime.sharedStore,
            let call = begin("loadVisitorData", recording: false) {
             result = await shared.load(call.key)
             visitorDataLoaded(call.installed)
@@ -27,7 +27,7 @@ extension ConvertContext {
     /// `true` once it has them (or when the store is not shared).
     @discardableResult
     public func saveVisitorData() async -> Bool {
-        guard let shared = runtime.ports.visitorStore as? any SharedVisitorDataStore,
+        guard let shared = runtime.sharedStore,
               let call = begin("saveVisitorData", recording: false) else { return true }
         return await shared.save(call.key)
     }

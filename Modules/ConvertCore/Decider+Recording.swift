@@ -24,6 +24,7 @@ extension Decider {
     /// that holds and the data stored.
     func record(_ decision: ExperienceDecision, _ plan: Experience, at position: Int,
                 enableTracking: Bool) -> RecordedDecision {
+        var decision = decision
         let ids = installed.storedIds[position]
         let events = runtime.events
         if decision.matchedAudiences != 0 {
@@ -40,6 +41,23 @@ extension Decider {
         }
 
         let tracks = enableTracking && trackingEnabled
+        // A variation another instance stored first is kept here too, and tracked there only.
+        var adopted = false
+        var claimLater: (any SharedVisitorDataStore)?
+        if decision.isNew, let fresh = decision.variationIndex, let shared = runtime.sharedStore {
+            switch shared.firstDecisionClaim {
+            case .beforeAnswering:
+                if let holder = shared.claimVariation(key, experienceId: plan.id, variationId: plan.variations[fresh].id),
+                   holder != plan.variations[fresh].id, let index = plan.variationIndex(id: holder) {
+                    decision.variationIndex = index
+                    adopted = true
+                }
+            case .afterAnswering:
+                claimLater = shared
+            case .never:
+                break
+            }
+        }
         let recorded = runtime.ports.visitorStore.update(key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
@@ -56,7 +74,7 @@ extension Decider {
                     outcome.variationIndex = kept
                 } else {
                     data.setVariation(ids.variations[freshIndex], forExperience: ids.experience)
-                    outcome.isNew = true
+                    outcome.isNew = !adopted
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
                 }
@@ -66,19 +84,49 @@ extension Decider {
         }
         announceLocations(recorded, plan, listening: listening)
         if recorded.isNew, let index = recorded.variationIndex {
-            if tracks {
-                let event = TrackingEvent(
-                    accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
-                    segments: recorded.segments,
-                    payload: .bucketing(experienceId: plan.id, variationId: plan.variations[index].id))
-                runtime.ports.trackingSink.enqueue(event)
-                runtime.announceTracked(event, to: trackingHooks)
+            let variation = plan.variations[index]
+            let event = tracks ? TrackingEvent(
+                accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
+                segments: recorded.segments, payload: .bucketing(experienceId: plan.id, variationId: variation.id)) : nil
+            let bucketing = BucketingPayload(visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key,
+                                             variationId: variation.id, variationKey: variation.key)
+            if let claimLater {
+                trackOnceClaimed(claimLater, key, position, bucketing, event)
+            } else {
+                if let event {
+                    runtime.ports.trackingSink.enqueue(event)
+                    runtime.announceTracked(event, to: trackingHooks)
+                }
+                events.publish(.bucketing, listening: listening, .bucketing(bucketing))
             }
-            events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(
-                visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key,
-                variationId: plan.variations[index].id, variationKey: plan.variations[index].key)))
         }
         return recorded
+    }
+
+    /// Claims the new decision in the shared store after the answer; only when this instance's
+    /// claim holds is the bucketing event sent and announced. A claim another instance won
+    /// replaces the local decision with the stored one, for this visitor's next answers.
+    private func trackOnceClaimed(_ shared: any SharedVisitorDataStore, _ key: VisitorKey, _ position: Int,
+                                  _ bucketing: BucketingPayload, _ event: TrackingEvent?) {
+        let runtime = self.runtime, hooks = trackingHooks, listening = self.listening
+        let experience = installed.experiences[position], ids = installed.storedIds[position]
+        Task {
+            let holder = await shared.claimVariationLater(key, experienceId: bucketing.experienceId,
+                                                          variationId: bucketing.variationId)
+            if let holder, holder != bucketing.variationId {
+                guard let index = experience.variationIndex(id: holder) else { return }
+                runtime.ports.visitorStore.update(key) { data in
+                    data.setVariation(ids.variations[index], forExperience: ids.experience)
+                }
+                return
+            }
+            // Unreachable shared store: the local decision stands and is tracked here.
+            if let event {
+                runtime.ports.trackingSink.enqueue(event)
+                runtime.announceTracked(event, to: hooks)
+            }
+            runtime.events.publish(.bucketing, listening: listening, .bucketing(bucketing))
+        }
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.

@@ -24,6 +24,8 @@ final class SDKRuntime: Sendable {
 
     let configuration: ConvertConfiguration
     let ports: ConvertPorts
+    /// The visitor store, when it is shared with other instances.
+    let sharedStore: (any SharedVisitorDataStore)?
     let log: SDKLog
     let readiness = ReadinessGate()
     /// How fresh the config is, and who listens for the status.
@@ -34,6 +36,7 @@ final class SDKRuntime: Sendable {
     init(configuration: ConvertConfiguration, ports: ConvertPorts) {
         self.configuration = configuration
         self.ports = ports
+        sharedStore = ports.visitorStore as? any SharedVisitorDataStore
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
         let published = self.published, generation = self.generation
         ports.events.observeListening { mask in

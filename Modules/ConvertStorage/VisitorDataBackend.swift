@@ -65,4 +65,42 @@ public protocol SharedVisitorDataStore: VisitorDataStore {
     /// ``VisitorDataBackend/recordGoalOnce(_:goalId:)`` through to the shared store; `nil` when
     /// it cannot be reached (the caller falls back to the local goal dedup).
     func recordGoalOnce(_ key: VisitorKey, goalId: String) async -> Bool?
+
+    /// When the SDK claims a visitor's first decision for an experience in the shared store.
+    var firstDecisionClaim: FirstDecisionClaim { get }
+
+    /// Stores `variationId` as the visitor's decision for `experienceId` in the shared store
+    /// unless another instance stored one first, atomically: the variation that holds there
+    /// (this one, or the one stored first). `nil` when the shared store could not answer within
+    /// the store's bound (the local decision stands). Blocks the calling thread for at most that
+    /// bound: the SDK calls it while answering, with ``FirstDecisionClaim/beforeAnswering``.
+    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) -> String?
+
+    /// ``claimVariation(_:experienceId:variationId:)`` without blocking a thread: the SDK calls
+    /// it after answering, with ``FirstDecisionClaim/afterAnswering``.
+    func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async -> String?
+}
+
+/// When a visitor's first decision for an experience is claimed in a shared store, so that two
+/// instances deciding the same new visitor at once agree on one variation and send one
+/// bucketing event.
+public enum FirstDecisionClaim: Sendable, Hashable {
+    /// Before the decision is answered: every instance answers the variation that holds (one
+    /// answer), at the cost of one round trip on a visitor's first sight of an experience.
+    case beforeAnswering
+    /// After answering: the bucketing event is sent only by the instance whose claim holds (one
+    /// exposure), but during a config change two instances may answer differently once.
+    case afterAnswering
+    /// Never: each instance decides alone; decisions written behind settle on the first stored.
+    case never
+}
+
+extension SharedVisitorDataStore {
+    /// The variation given, claimed by nobody else: for stores that do not claim.
+    public func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) -> String? { variationId }
+
+    /// Runs the blocking ``claimVariation(_:experienceId:variationId:)``.
+    public func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async -> String? {
+        claimVariation(key, experienceId: experienceId, variationId: variationId)
+    }
 }

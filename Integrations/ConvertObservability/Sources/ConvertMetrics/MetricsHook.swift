@@ -69,7 +69,7 @@ public struct MetricsHook: EvaluationHook {
 
 extension EvaluationReason {
     /// The reason as OpenTelemetry's `feature_flag.result.reason` names it (`targeting_match`, …).
-    public var openTelemetryValue: String {
+    var openTelemetryValue: String {
         switch self {
         case .targetingMatch: "targeting_match"
         case .split: "split"

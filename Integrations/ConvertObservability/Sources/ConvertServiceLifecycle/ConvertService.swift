@@ -122,8 +122,9 @@ public struct ConvertService: Service {
         if report.drained {
             logger.info("Convert SDK shut down: \(report)", metadata: metadata)
         } else {
-            logger.warning("Convert SDK shut down with \(report.leftPending) event(s) undelivered after \(timeout) "
-                           + "(journaled events are sent at the next start): \(report)", metadata: metadata)
+            let undelivered = "\(report.leftPending) event(s) undelivered after \(timeout)"
+            logger.warning("Convert SDK shut down with \(undelivered) (journaled ones are sent at the next start): \(report)",
+                           metadata: metadata)
         }
     }
 

@@ -92,7 +92,7 @@ public struct TracingHook: EvaluationHook {
 
 extension EvaluationReason {
     /// The reason as OpenTelemetry's `feature_flag.result.reason` names it (`targeting_match`, …).
-    public var openTelemetryValue: String {
+    var openTelemetryValue: String {
         switch self {
         case .targetingMatch: "targeting_match"
         case .split: "split"
@@ -107,7 +107,7 @@ extension EvaluationReason {
 
 extension EvaluationErrorCode {
     /// The error as OpenTelemetry's `error.type` names feature-flag errors (OpenFeature's codes).
-    public var openTelemetryValue: String {
+    var openTelemetryValue: String {
         switch self {
         case .flagNotFound: "flag_not_found"
         case .notReady: "provider_not_ready"

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The command line: `shop-server [--port 8080] [--collector URL] [--config FILE] [--redis-port N] …`.
+struct Options {
+    var hostname = "127.0.0.1"
+    var port = 8080
+    /// Where tracking goes: the local collector (`swift run collector`).
+    var collector = "http://127.0.0.1:8081"
+    /// A config file; the SDK's sample config when absent.
+    var configFile: String?
+    /// A local Redis to share visitor data through; memory only when absent.
+    var redisPort: Int?
+    var redisHost = "127.0.0.1"
+    /// Tracking events per request to the collector.
+    var batchSize = 100
+    var verbose = false
+
+    static let usage = """
+        usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
+                           [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size 100] [--verbose]
+        """
+
+    init(_ arguments: [String]) throws {
+        var iterator = arguments.makeIterator()
+        func value(_ name: String) throws -> String {
+            guard let value = iterator.next() else { throw UsageError(message: "\(name) needs a value") }
+            return value
+        }
+        func number(_ name: String) throws -> Int {
+            let text = try value(name)
+            guard let number = Int(text), number > 0 else { throw UsageError(message: "\(name): \(text) is not a positive number") }
+            return number
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--hostname": hostname = try value(argument)
+            case "--port": port = try number(argument)
+            case "--collector": collector = try value(argument)
+            case "--config": configFile = try value(argument)
+            case "--redis-port": redisPort = try number(argument)
+            case "--redis-host": redisHost = try value(argument)
+            case "--batch-size": batchSize = try number(argument)
+            case "--verbose": verbose = true
+            default: throw UsageError(message: "unknown option \(argument)")
+            }
+        }
+    }
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { "\(message)\n\(Options.usage)" }
+}

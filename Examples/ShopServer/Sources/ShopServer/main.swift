@@ -1,0 +1,99 @@
+// A Hummingbird shop deciding with the Convert SDK for the visitor in its cookie:
+//
+//   GET /       the experience's variation and the enabled features for the visitor
+//   GET /plain  the same cookie work without the SDK (the baseline for load.sh)
+//   POST /buy   tracks the goal "button-primary-click": answers "tracked", "duplicate", …
+//
+// Tracking goes to the local collector (`swift run -c release collector`). At SIGTERM or SIGINT
+// the HTTP server stops first, then the SDK delivers its pending events, then the answers of
+// POST /buy are logged ("answered tracked N, …") to compare with the collector's count.
+import ConvertHummingbird
+import ConvertLogging
+import ConvertMemory
+import ConvertRedis
+import ConvertServiceLifecycle
+import ConvertSharedStore
+import ConvertSwiftSDK
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+let options: Options
+do {
+    options = try Options(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    print(error)
+    exit(2)
+}
+
+var logger = Logger(label: "shop")
+logger.logLevel = options.verbose ? .debug : .info
+
+// The SDK: config from a file or the sample, tracking to the collector over plain HTTP.
+let configData = try options.configFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? ConvertSwiftSDK.sampleConfig
+let logSink = SwiftLogSink(logger)
+let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector, eventsBatchSize: options.batchSize,
+                                         logLevel: logSink.minimumLevel, persistence: .memory, allowsInsecureHTTP: true)
+var closers: [@Sendable () async throws -> Void] = []
+var visitorStore: (any VisitorDataStore)?
+if let redisPort = options.redisPort {
+    // Visitor data shared with the other servers through Redis, written behind.
+    let redis = RedisClient(configuration: RedisConfiguration(host: options.redisHost, port: redisPort, keyPrefix: "shop:",
+                                                              ttl: .seconds(90 * 86_400)))
+    visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
+    closers.append { redis.close() }
+    logger.info("visitor data shared through Redis at \(options.redisHost):\(redisPort)")
+}
+let sdk = ConvertSwiftSDK(configuration: configuration,
+                          ports: .live(configuration, logSink: logSink, directData: configData, visitorStore: visitorStore))
+
+// The visitor id cookie. Plain HTTP on localhost: not `Secure`, and no `Domain` (browsers refuse
+// Domain=localhost). Behind HTTPS keep the default, `VisitorCookie()`.
+let cookie = VisitorCookie(secure: false)
+let answers = Answers()
+
+let router = Router(context: BasicConvertRequestContext.self)
+let shop = router.group().add(middleware: ConvertMiddleware(sdk: sdk, cookie: cookie) { request in
+    let agent = request.headers[.userAgent] ?? ""
+    let mobile = agent.contains("Mobile")
+    let browser = agent.contains("Firefox") ? "FF" : agent.contains("Chrome") ? "CH" : "other"
+    return ["desktop": .bool(!mobile), "mobile": .bool(mobile), "browser": .string(browser)]
+})
+
+shop.get("/") { _, context -> String in
+    let convert = try context.requireConvert()
+    convert.setLocationProperties(["location": "pricing"])
+    let variation = convert.variation(forExperience: "test-experience-ab-fullstack-1")?.keyOrId ?? "none"
+    let features = convert.features().filter(\.isEnabled).map(\.key)
+    return "test-experience-ab-fullstack-1: \(variation)\nfeatures: \(features.joined(separator: ", "))\n"
+}
+
+shop.post("/buy") { _, context -> String in
+    answers.answer(await context.requireConvert().trackConversion("button-primary-click")) + "\n"
+}
+
+// The baseline: the same cookie work, no SDK.
+router.get("/plain") { request, _ -> Response in
+    let known = cookie.visitorId(fromCookieHeader: request.headers[.cookie])
+    let visitorId = known ?? VisitorCookie.newVisitorId()
+    var response = Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: "visitor: \(visitorId)\n")))
+    if known == nil { response.headers[values: .setCookie].append(try cookie.makeSetCookieHeader(for: visitorId)) }
+    return response
+}
+
+let app = Application(router: router, configuration: .init(address: .hostname(options.hostname, port: options.port)),
+                      logger: logger)
+
+// Started in this order, shut down in the reverse: the HTTP server stops taking requests first,
+// then the SDK delivers what they tracked.
+let group = ServiceGroup(configuration: .init(
+    services: [
+        LoggedService(name: "Convert SDK service", base: ConvertService(sdk: sdk, logger: logger, closers: closers), logger: logger),
+        LoggedService(name: "HTTP server", base: app, logger: logger),
+    ],
+    gracefulShutdownSignals: [.sigterm, .sigint],
+    logger: logger))
+try await group.run()
+logger.info("answered \(answers.summary)")

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Load test of the shop: GET / (decided by the SDK) against GET /plain (the same cookie work
+# without it), for returning visitors (cookies of 1,000 known visitors) and new ones (no cookie),
+# run alternately; then SIGTERM during a load of POST /buy, comparing the conversions the server
+# answered "tracked" with those the collector received.
+#
+#   ./load.sh [compare|buy|all]      (default all)
+#   ROUNDS=3 DURATION=10s THREADS=2 CONNECTIONS=32 ./load.sh compare
+#
+# Needs wrk (Debian: apt-get install -y wrk). Builds in release, starts the collector and the
+# server as processes of their own on ports 8081 and 8080, and stops them at the end.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+mode=${1:-all}
+rounds=${ROUNDS:-3}
+duration=${DURATION:-10s}
+threads=${THREADS:-2}
+connections=${CONNECTIONS:-32}
+port=${PORT:-8080}
+collector_port=${COLLECTOR_PORT:-8081}
+base="http://127.0.0.1:$port"
+
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+
+swift build -c release --product shop-server >/dev/null
+swift build -c release --product collector >/dev/null
+bin=$(swift build -c release --show-bin-path)
+logs=$(mktemp -d)
+server_pid="" collector_pid=""
+
+cleanup() {
+    for pid in $server_pid $collector_pid; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+wait_for() {   # URL
+    for _ in $(seq 100); do
+        curl -fs -o /dev/null "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "nothing answers at $1" >&2
+    exit 1
+}
+
+start() {
+    "$bin/collector" --port "$collector_port" >"$logs/collector.log" 2>&1 &
+    collector_pid=$!
+    "$bin/shop-server" --port "$port" --collector "http://127.0.0.1:$collector_port" "$@" >"$logs/server.log" 2>&1 &
+    server_pid=$!
+    wait_for "http://127.0.0.1:$collector_port/stats"
+    wait_for "$base/plain"
+}
+
+stop() {   # waits for both to exit, server first
+    kill -TERM "$server_pid"; wait "$server_pid" || true
+    kill -TERM "$collector_pid"; wait "$collector_pid" || true
+    server_pid="" collector_pid=""
+}
+
+# One wrk run: prints "REQ_PER_SEC P99".
+run() {   # PATH SCRIPT
+    wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "load/$2" "$base$1" |
+        awk '/Requests\/sec:/ { rps = $2 } $1 == "99%" { p99 = $2 } END { print rps, p99 }'
+}
+
+compare() {
+    start
+    # Warm up (JIT-free, but caches, the 1,000 returning visitors' stored decisions, connections).
+    wrk -t"$threads" -c"$connections" -d3s -s load/returning.lua "$base/" >/dev/null
+    wrk -t"$threads" -c"$connections" -d3s -s load/returning.lua "$base/plain" >/dev/null
+
+    printf "%-9s %-6s %-6s %12s %10s\n" visitors path round "req/s" p99
+    declare -A samples
+    for round in $(seq "$rounds"); do
+        for visitors in returning new; do
+            for path in / /plain; do
+                read -r rps p99 < <(run "$path" "$visitors.lua")
+                printf "%-9s %-6s %-6s %12s %10s\n" "$visitors" "$path" "$round" "$rps" "$p99"
+                samples["$visitors $path"]+="$rps "
+            done
+        done
+    done
+    echo
+    for visitors in returning new; do
+        sdk=$(echo ${samples["$visitors /"]} | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        plain=$(echo ${samples["$visitors /plain"]} | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        awk -v v="$visitors" -v s="$sdk" -v p="$plain" \
+            'BEGIN { printf "%-9s median req/s: / %.0f, /plain %.0f: %.1f %% of /plain\n", v, s, p, 100 * s / p }'
+    done
+    stop
+    echo "collector: $(grep '^collector:' "$logs/collector.log" | sed 's/^collector: //')"
+}
+
+buy() {
+    start
+    # SIGTERM the server halfway through the load; wrk then sees its connections close.
+    (sleep 5; kill -TERM "$server_pid") &
+    wrk -t"$threads" -c"$connections" -d10s -s load/buy.lua "$base" | grep -E "Requests/sec|wrk received|Socket errors" || true
+    wait "$server_pid" || true
+    server_pid=""
+    kill -TERM "$collector_pid"; wait "$collector_pid" || true
+    collector_pid=""
+    echo "-- server (shutdown order):"
+    grep -E "stopped|starting|shut down|answered" "$logs/server.log" | sed 's/^/   /'
+    echo "-- collector:"
+    grep '^collector:' "$logs/collector.log" | sed 's/^/   /'
+}
+
+case "$mode" in
+    compare) compare ;;
+    buy) buy ;;
+    all) compare; echo; buy ;;
+    *) echo "usage: $0 [compare|buy|all]" >&2; exit 2 ;;
+esac
+rm -rf "$logs"
