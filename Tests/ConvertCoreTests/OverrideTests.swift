@@ -92,3 +92,16 @@ private let experienceOne = "test-experience-ab-fullstack-1"
         #expect(throws: ConvertError.self) { try manual.force(pair: "no-equals") }
     }
 }
+
+/// The process environment is shared by every test of the process: one test reads it, serially.
+@Suite(.serialized) struct LaunchOverrideTests {
+    @Test func theEnvironmentForcesOnlyWhenTheAppOptsIn() throws {
+        setenv(DecisionOverrides.environmentVariable, "\(experienceOne)=1003142551", 1)
+        defer { unsetenv(DecisionOverrides.environmentVariable) }
+        let data = try Fixtures.data(.cdnConfigBaseline)
+        let ignoring = TestSDK(data: data)
+        #expect(ignoring.sdk.overrides.isEmpty, "a server that happens to have the variable set forces nothing")
+        let opted = TestSDK(data: data, configuration: ConvertConfiguration(sdkKey: "test-key", readsLaunchOverrides: true))
+        #expect(opted.sdk.overrides.variation(forExperience: experienceOne, visitorId: "anyone") == "1003142551")
+    }
+}

@@ -10,6 +10,9 @@ import ServiceLifecycleTestKit
 import Testing
 
 @Suite struct ServiceLifecycleTests {
+    /// A logger that writes nothing.
+    static let quiet = Logger(label: "convert", factory: { _ in SwiftLogNoOpLogHandler() })
+
     /// Counts closer calls.
     final class Closed: Sendable {
         private let count = Protected(0)
@@ -40,9 +43,9 @@ import Testing
     @Test func gracefulShutdownOfTheGroupDeliversPendingEventsThenRunsTheClosers() async throws {
         let (sdk, transport) = Self.holdingSDK()
         let closed = Closed()
-        let service = ConvertService(sdk: sdk, logger: Logger(label: "convert"), shutdownTimeout: .seconds(30),
+        let service = ConvertService(sdk: sdk, logger: Self.quiet, shutdownTimeout: .seconds(30),
                                      closers: [{ closed.close() }])
-        let group = ServiceGroup(services: [service], logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [service], logger: Self.quiet)
         let running = Task { try await group.run() }
 
         try await sdk.ready(timeout: .seconds(30))
@@ -72,7 +75,7 @@ import Testing
         // No config ever comes: a service waiting for readiness would wait the whole hour.
         let harness = TestSDK(data: nil)
         let closed = Closed()
-        let service = ConvertService(sdk: harness.sdk, readinessTimeout: .seconds(3600), closers: [{ closed.close() }])
+        let service = ConvertService(sdk: harness.sdk, logger: Self.quiet, readinessTimeout: .seconds(3600), closers: [{ closed.close() }])
         let clock = ContinuousClock()
         let started = clock.now
         try await testGracefulShutdown { trigger in
@@ -87,7 +90,7 @@ import Testing
     @Test func cancellationWhileWaitingForReadinessShutsDownAndCloses() async throws {
         let harness = TestSDK(data: nil)
         let closed = Closed()
-        let service = ConvertService(sdk: harness.sdk, readinessTimeout: .seconds(3600), closers: [{ closed.close() }])
+        let service = ConvertService(sdk: harness.sdk, logger: Self.quiet, readinessTimeout: .seconds(3600), closers: [{ closed.close() }])
         let clock = ContinuousClock()
         let started = clock.now
         let running = Task { try await service.run() }
@@ -102,7 +105,7 @@ import Testing
     @Test func cancellationWhileRunningStillDeliversPendingEvents() async throws {
         let (sdk, transport) = Self.holdingSDK()
         let closed = Closed()
-        let service = ConvertService(sdk: sdk, shutdownTimeout: .seconds(30), closers: [{ closed.close() }])
+        let service = ConvertService(sdk: sdk, logger: Self.quiet, shutdownTimeout: .seconds(30), closers: [{ closed.close() }])
         let running = Task { try await service.run() }
         try await sdk.ready(timeout: .seconds(30))
         Self.decide(sdk, visitors: 3)
