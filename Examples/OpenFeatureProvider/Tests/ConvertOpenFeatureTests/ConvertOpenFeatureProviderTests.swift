@@ -213,10 +213,12 @@ private func harness(_ options: ConvertOpenFeatureProvider.Options = .init()) as
 }
 
 /// Records the attributes every evaluation was made with.
-private final class AttributeRecorder: EvaluationHook, Sendable {
-    private let recorded = Locked<[[String: JSONValue]]>([])
-    var attributes: [[String: JSONValue]] { recorded.value }
+private final class AttributeRecorder: EvaluationHook, @unchecked Sendable {
+    // Every access holds the lock.
+    private let lock = NSLock()
+    private var recorded: [[String: JSONValue]] = []
+    var attributes: [[String: JSONValue]] { lock.withLock { recorded } }
     func before(_ context: HookContext) throws {
-        recorded.withValue { $0.append(context.attributes) }
+        lock.withLock { recorded.append(context.attributes) }
     }
 }

@@ -70,7 +70,7 @@ shop.get("/") { _, context -> String in
 }
 
 shop.post("/buy") { _, context -> String in
-    answers.answer(await context.requireConvert().trackConversion("button-primary-click")) + "\n"
+    answers.answer(try await context.requireConvert().trackConversion("button-primary-click")) + "\n"
 }
 
 // The baseline: the same cookie work, no SDK.

@@ -95,7 +95,7 @@ public struct ConvertMiddleware<Context: ConvertRequestContext>: RouterMiddlewar
         let setCookie = (try? cookie.makeSetCookieHeader(for: visitorId)) ?? ""
         do {
             var response = try await next(request, context)
-            response.headers.append(HTTPField(name: .setCookie, value: setCookie))
+            response.headers[values: .setCookie].append(setCookie)
             return response
         } catch let error as any HTTPResponseError {
             throw SettingCookie(error: error, setCookie: setCookie)
@@ -112,7 +112,7 @@ struct SettingCookie: HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = try error.response(from: request, context: context)
-        response.headers.append(HTTPField(name: .setCookie, value: setCookie))
+        response.headers[values: .setCookie].append(setCookie)
         return response
     }
 }

@@ -2,10 +2,8 @@ import ConvertHummingbird
 import ConvertSwiftSDK
 import ConvertTesting
 import Foundation
-import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import NIOCore
 import Testing
 
 struct ConvertMiddlewareTests {
@@ -22,7 +20,7 @@ struct ConvertMiddlewareTests {
         }
         router.get("/missing") { _, _ -> String in throw HTTPError(.notFound) }
         router.post("/buy") { _, context -> String in
-            "\(await context.requireConvert().trackConversion("button-primary-click"))"
+            "\(try await context.requireConvert().trackConversion("button-primary-click"))"
         }
         return Application(router: router)
     }

@@ -2,7 +2,7 @@ import ConvertSwiftSDK
 import Foundation
 import Logging
 
-/// A ``LogSink`` that writes the SDK's log lines through a swift-log `Logger`, each with the
+/// A `LogSink` that writes the SDK's log lines through a swift-log `Logger`, each with the
 /// record's metadata (`convert.call`, `convert.experience`, `convert.feature`, `convert.goal`,
 /// `convert.reason`, `convert.origin`, and `convert.visitor` on lines at debug and below).
 ///
@@ -84,7 +84,7 @@ extension LogLevel {
 
 extension ConvertConfiguration {
     /// This configuration with `logLevel` set to what `logger` keeps
-    /// (``LogLevel/init(minimumFor:)``); pass ``SwiftLogSink`` of the same logger as the sink.
+    /// (`LogLevel(minimumFor:)`); pass a ``SwiftLogSink`` of the same logger as the sink.
     public func logging(to logger: Logger) -> ConvertConfiguration {
         var configuration = self
         configuration.logLevel = LogLevel(minimumFor: logger.logLevel)

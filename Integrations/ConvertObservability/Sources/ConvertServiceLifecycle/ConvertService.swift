@@ -24,20 +24,20 @@ import ServiceLifecycle
 ///
 /// A `ServiceGroup` starts its services in the order of its `services` array and shuts them down
 /// in reverse order, one at a time, waiting for each one's `run()` to return before signalling
-/// the next. So list the Convert service **after** the log and metrics backends it writes
-/// to and **before** the HTTP server that decides with it:
+/// the next. So list the Convert service **after** the log, metrics and tracing backends it
+/// writes to and **before** the HTTP server that decides with it:
 ///
 /// ```swift
-/// let group = ServiceGroup(configuration: .init(
-///     services: [otel, convert, httpServer],   // shutdown: httpServer, convert, otel
-///     gracefulShutdownSignals: [.sigterm, .sigint],
-///     logger: logger))
+/// let convert = ConvertService(sdk: sdk, logger: logger, closers: [{ redis.close() }])
+/// let group = ServiceGroup(services: [otel, convert, httpServer],   // shutdown: httpServer, convert, otel
+///                          gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
 /// ```
 ///
 /// At SIGTERM the HTTP server stops taking requests first (no more decisions or conversions),
 /// then the SDK delivers its pending events and the closers run, and only then are the log and
-/// metrics backends shut down, so the shutdown report and the last metrics still get out.
+/// metrics backends shut down, so the shutdown report and the last metrics still get out. The
+/// group's `maximumGracefulShutdownDuration`, if set, must leave room for `shutdownTimeout`.
 public struct ConvertService: Service {
     /// The SDK the service runs.
     public let sdk: ConvertSwiftSDK
@@ -58,7 +58,7 @@ public struct ConvertService: Service {
     ///   - readinessTimeout: the longest wait for the first config; 10 s by default.
     ///   - shutdownTimeout: the deadline for delivering pending events at shutdown; 5 s by default.
     ///   - whileRunning: tasks run while the service runs, cancelled after the SDK's shutdown
-    ///     (`MetricsReporter.run` from ConvertMetrics).
+    ///     (`MetricsReporter.run` from ConvertMetrics); each must return once cancelled.
     ///   - closers: run in order after the SDK's shutdown, whatever ended the service
     ///     (`{ redis.close() }`); a closer's error is logged and the next one runs.
     public init(sdk: ConvertSwiftSDK, logger: Logger = Logger(label: "convert"),

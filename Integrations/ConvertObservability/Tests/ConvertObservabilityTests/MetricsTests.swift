@@ -1,8 +1,10 @@
 import ConvertMetrics
+import ConvertServiceLifecycle
 import ConvertSwiftSDK
 import ConvertTesting
 import Metrics
 import MetricsTestKit
+import ServiceLifecycleTestKit
 import Testing
 
 @Suite struct MetricsTests {
@@ -136,5 +138,23 @@ import Testing
         await running.value
         let reports = try metrics.expectGauge("convert_queue_depth").values.count
         #expect(reports >= 2)
+    }
+
+    @Test func insideTheServiceTheLastReportFollowsTheShutdown() async throws {
+        let metrics = TestMetrics()
+        // Its queue holds events until the shutdown delivers them.
+        let (sdk, _) = ServiceLifecycleTests.holdingSDK()
+        try await sdk.ready(timeout: .seconds(30))
+        let reporter = MetricsReporter(sdk: sdk, interval: .seconds(3600), factory: metrics)
+        let service = ConvertService(sdk: sdk, logger: ServiceLifecycleTests.quiet, whileRunning: [reporter.run])
+        try await testGracefulShutdown { trigger in
+            let running = Task { try await service.run() }
+            ServiceLifecycleTests.decide(sdk, visitors: 3)
+            #expect(sdk.trackingCounters.sent == 0)
+            trigger.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(try metrics.expectCounter("convert_events_sent_total").totalValue == 3)
+        #expect(try metrics.expectGauge("convert_queue_depth").lastValue == 0)
     }
 }
