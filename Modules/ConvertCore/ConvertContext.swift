@@ -217,11 +217,15 @@ public final class ConvertContext: Sendable {
     /// as `setDefaultSegments` would without announcing them: the JavaScript SDK stores them
     /// when a context is created, so a returning visitor keeps them. `recording: false`
     /// (explanations) stores nothing.
+    @inline(__always)
     func begin(_ call: String, recording: Bool = true) -> Decider? {
         guard checkVisitorId(call) else { return nil }
         let generation = runtime.generation.value
         let runtime = self.runtime, hash = visitorHash, deferred = creationSegmentsDeferred
-        let taken = state.withValue { state -> CallState? in
+        let visitorId = self.visitorId, creationSegments = self.creationSegments
+        var storeSegments = false
+        // The decider is built under the lock from the state it reads: nothing is copied twice.
+        let decider = state.withValue { state -> Decider? in
             let published: SDKRuntime.Published
             if let known = state.published, state.generation == generation {
                 published = known
@@ -231,51 +235,38 @@ public final class ConvertContext: Sendable {
                 state.generation = generation
             }
             guard let installed = published.installed else { return nil }
-            let storeSegments = recording && deferred && !state.creationSegmentsStored
+            storeSegments = recording && deferred && !state.creationSegmentsStored
             if storeSegments { state.creationSegmentsStored = true }
             let attributes = state.visitorProperties.isEmpty ? state.attributes
                 : JSONValue.deepMerging(state.visitorProperties, state.attributes)
             var prefetched: VisitorData?
             if let taken = state.prefetched.take(), taken.namespaceHash == installed.namespaceHash { prefetched = taken.data }
-            return CallState(published: published, installed: installed, attributes: attributes,
-                             locationProperties: state.locationProperties, preview: state.preview, hooks: state.hooks,
-                             prefetched: prefetched, storeSegments: storeSegments)
+            let input = DecisionInput(visitorId: visitorId, hashSeed: runtime.configuration.hashSeed,
+                                      attributes: attributes, locationProperties: state.locationProperties,
+                                      creationSegments: creationSegments, stored: prefetched ?? VisitorData())
+            return Decider(runtime: runtime, installed: installed, input: input, prefetched: prefetched != nil,
+                           visitorHash: hash, preview: state.preview, published: published, contextHooks: state.hooks)
         }
-        guard let taken else {
+        guard let decider else {
             runtime.log.warn("\(call) before the SDK is ready: degraded result",
                              metadata: runtime.log.isEnabled(.debug)
                                  ? ["convert.call": call, "convert.reason": "notReady", "convert.visitor": loggedVisitorId]
                                  : ["convert.call": call, "convert.reason": "notReady"])
             return nil
         }
-        if taken.storeSegments, let creationSegments { _ = store(creationSegments, taken.installed) }
-        let input = DecisionInput(visitorId: visitorId, hashSeed: runtime.configuration.hashSeed,
-                                  attributes: taken.attributes, locationProperties: taken.locationProperties,
-                                  creationSegments: creationSegments, stored: taken.prefetched ?? VisitorData())
-        return Decider(runtime: runtime, installed: taken.installed, input: input, prefetched: taken.prefetched != nil,
-                       visitorHash: hash, preview: taken.preview, published: taken.published, contextHooks: taken.hooks)
-    }
-
-    /// What ``begin(_:recording:)`` takes of the context's state under its lock.
-    private struct CallState {
-        let published: SDKRuntime.Published
-        let installed: InstalledConfig
-        let attributes: [String: JSONValue]
-        let locationProperties: [String: JSONValue]
-        let preview: PreviewTarget?
-        let hooks: [any EvaluationHook]
-        let prefetched: VisitorData?
-        let storeSegments: Bool
+        if storeSegments, let creationSegments { _ = store(creationSegments, decider.installed) }
+        return decider
     }
 }
 
-/// A forced variation from `convert_preview`.
-struct PreviewTarget: Hashable {
+/// A forced variation from `convert_preview`; a class, so a call carries it as one word.
+final class PreviewTarget: Sendable {
     static let attributeKey = "convert_preview"
 
     let experienceId: String
     let variationId: String
 
+    /// The target `raw` names, `nil` when it is not `{experienceId}.{variationId}` in digits.
     init?(parsing raw: String) {
         let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2,

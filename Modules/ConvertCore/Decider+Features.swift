@@ -43,8 +43,8 @@ extension Decider {
             let variationIndex: Int?
             if details != nil {
                 let known = decided.details[index] ?? {
-                    let outcome = decide(index, enableTracking: enableTracking)
                     let experience = installed.experiences[index]
+                    let outcome = decide(experience, at: index, enableTracking: enableTracking)
                     let detail = self.detail(outcome, of: experience, value: variation(outcome, of: experience))
                     return (detail, outcome.variationIndex)
                 }()
@@ -54,7 +54,7 @@ extension Decider {
             } else if let cached = decided.variationIndex(index) {
                 variationIndex = cached
             } else {
-                variationIndex = decide(index, enableTracking: enableTracking).variationIndex
+                variationIndex = decide(installed.experiences[index], at: index, enableTracking: enableTracking).variationIndex
                 decided.remember(index, variationIndex)
             }
             if let variationIndex, let result = plan.result(carrier: carrier, variationIndex: variationIndex,

@@ -24,7 +24,6 @@ extension Decider {
     /// that holds and the data stored.
     func record(_ decision: ExperienceDecision, _ plan: Experience, at position: Int,
                 enableTracking: Bool) -> RecordedDecision {
-        var decision = decision
         let ids = installed.storedIds[position]
         let events = runtime.events
         if decision.matchedAudiences != 0 {
@@ -42,15 +41,14 @@ extension Decider {
 
         let tracks = enableTracking && trackingEnabled
         // A variation another instance stored first is kept here too, and tracked there only.
-        var adopted = false
+        var adopted: Int?
         var claimLater: (any SharedVisitorDataStore)?
         if decision.isNew, let fresh = decision.variationIndex, let shared = runtime.sharedStore {
             switch shared.firstDecisionClaim {
             case .beforeAnswering:
                 if let holder = shared.claimVariation(key, experienceId: plan.id, variationId: plan.variations[fresh].id),
                    holder != plan.variations[fresh].id, let index = plan.variationIndex(id: holder) {
-                    decision.variationIndex = index
-                    adopted = true
+                    adopted = index
                 }
             case .afterAnswering:
                 claimLater = shared
@@ -61,20 +59,20 @@ extension Decider {
         let recorded = runtime.ports.visitorStore.update(key) { data -> RecordedDecision in
             let changes = Self.locationChanges(decision, plan, locationKeys, data)
             if data.isEmpty { data.reserve(extra: 2 + changes.activate.nonzeroBitCount) }
-            var outcome = RecordedDecision(variationIndex: decision.variationIndex)
+            var outcome = RecordedDecision(variationIndex: adopted ?? decision.variationIndex)
             for (bitPosition, index) in plan.locationIndexes.enumerated() where bitPosition < 64 {
                 let bit: UInt64 = 1 << UInt64(bitPosition)
                 if changes.activate & bit != 0, data.insertLocation(locationKeys[index]) { outcome.activated |= bit }
                 if changes.deactivate & bit != 0, data.removeLocation(locationKeys[index]) { outcome.deactivated |= bit }
             }
-            if decision.isNew, let freshIndex = decision.variationIndex {
+            if decision.isNew, let freshIndex = adopted ?? decision.variationIndex {
                 if let existing = data.variation(forExperience: ids.experience),
                    existing != stored.variation(forExperience: ids.experience),
                    let kept = ids.variationIndex(of: existing) {
                     outcome.variationIndex = kept
                 } else {
                     data.setVariation(ids.variations[freshIndex], forExperience: ids.experience)
-                    outcome.isNew = !adopted
+                    outcome.isNew = adopted == nil
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
                 }
@@ -84,20 +82,23 @@ extension Decider {
         }
         announceLocations(recorded, plan, listening: listening)
         if recorded.isNew, let index = recorded.variationIndex {
-            let variation = plan.variations[index]
             let event = tracks ? TrackingEvent(
                 accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
-                segments: recorded.segments, payload: .bucketing(experienceId: plan.id, variationId: variation.id)) : nil
-            let bucketing = BucketingPayload(visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key,
-                                             variationId: variation.id, variationKey: variation.key)
+                segments: recorded.segments, payload: .bucketing(experienceId: plan.id, variationId: plan.variations[index].id))
+                : nil
             if let claimLater {
-                trackOnceClaimed(claimLater, key, position, bucketing, event)
+                let variation = plan.variations[index]
+                trackOnceClaimed(claimLater, key, position, BucketingPayload(
+                    visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key, variationId: variation.id,
+                    variationKey: variation.key), event)
             } else {
                 if let event {
                     runtime.ports.trackingSink.enqueue(event)
                     runtime.announceTracked(event, to: trackingHooks)
                 }
-                events.publish(.bucketing, listening: listening, .bucketing(bucketing))
+                events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(
+                    visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key,
+                    variationId: plan.variations[index].id, variationKey: plan.variations[index].key)))
             }
         }
         return recorded

@@ -106,8 +106,8 @@ struct Decider {
         let hook = startHooks(.experience, key)
         let value: BucketedVariation?, detail: VariationDetail?
         if let position {
-            let outcome = decide(position, enableTracking: enableTracking)
             let experience = installed.experiences[position]
+            let outcome = decide(experience, at: position, enableTracking: enableTracking)
             value = variation(outcome, of: experience)
             detail = detailed || hook != nil ? self.detail(outcome, of: experience, value: value) : nil
         } else {
@@ -121,15 +121,18 @@ struct Decider {
         return (value, detail)
     }
 
-    /// Decides the experience at `position`, then stores, tracks and announces what changed.
-    mutating func decide(_ position: Int, enableTracking: Bool) -> Outcome {
-        let experience = installed.experiences[position]
+    /// Decides `experience` (at `position` in the config), then stores, tracks and announces
+    /// what changed.
+    mutating func decide(_ experience: Experience, at position: Int, enableTracking: Bool) -> Outcome {
         if let forced = forcedVariation(experience) { return Outcome(variationIndex: forced, source: .forced) }
         if let previewed = previewVariation(experience) { return Outcome(variationIndex: previewed, source: .previewed) }
         readStored()
         var tracer = SilentTracer()
-        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &locations,
+        // The memo (two words) is copied out for the engine's run, so `input` is read in place.
+        var memo = locations
+        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &memo,
                                              tracer: &tracer)
+        locations = memo
         for key in decision.unresolvedExperienceKeys {
             runtime.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"",
                              metadata: ["convert.experience": experience.key])

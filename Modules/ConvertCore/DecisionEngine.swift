@@ -38,7 +38,7 @@ extension ExperienceDecision {
 enum DecisionEngine {
     /// Decides `experience`, at `position` in `installed`, for `input`.
     static func decide<T: DecisionTracer>(_ experience: Experience, at position: Int, in installed: InstalledConfig,
-                                          for input: DecisionInput, memo: inout RuleMemo,
+                                          for input: borrowing DecisionInput, memo: inout RuleMemo,
                                           tracer: inout T) -> ExperienceDecision {
         let ids = installed.storedIds[position]
         if experience.isArchived {
@@ -103,7 +103,7 @@ enum DecisionEngine {
     }
 
     private static func locationsPass<T: DecisionTracer>(_ experience: Experience, _ installed: InstalledConfig,
-                                                         _ input: DecisionInput,
+                                                         _ input: borrowing DecisionInput,
                                                          _ decision: inout ExperienceDecision, memo: inout RuleMemo,
                                                          tracer: inout T) -> Bool {
         if !experience.locationIds.isEmpty {
@@ -144,7 +144,7 @@ enum DecisionEngine {
     }
 
     private static func audiencesPass<T: DecisionTracer>(_ experience: Experience, _ installed: InstalledConfig,
-                                                         _ input: DecisionInput, bucketed: Bool,
+                                                         _ input: borrowing DecisionInput, bucketed: Bool,
                                                          _ decision: inout ExperienceDecision,
                                                          _ audienceData: inout [String: JSONValue]?,
                                                          tracer: inout T) -> Bool {
@@ -194,7 +194,7 @@ enum DecisionEngine {
     private static func resolvingMembership<T: DecisionTracer>(_ index: Int, permanent: Bool, _ data: [String: JSONValue],
                                                                _ ruleInput: RuleInput?,
                                                                _ installed: InstalledConfig,
-                                                               _ input: DecisionInput,
+                                                               _ input: borrowing DecisionInput,
                                                                _ decision: inout ExperienceDecision,
                                                                tracer: inout T) -> Bool {
         var unresolved: String?

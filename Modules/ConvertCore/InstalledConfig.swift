@@ -80,11 +80,17 @@ final class InstalledConfig: Sendable {
     }
 }
 
-/// An experience's id and its variations' ids, interned as visitor records hold them.
-struct StoredExperienceIds: Sendable {
+/// An experience's id and its variations' ids, interned as visitor records hold them; a class,
+/// read in place through one reference.
+final class StoredExperienceIds: Sendable {
     let experience: InternedId
     /// Parallel to the experience's variations.
     let variations: [InternedId]
+
+    init(experience: InternedId, variations: [InternedId]) {
+        self.experience = experience
+        self.variations = variations
+    }
 
     /// The index in the experience's variations of the variation with this interned id.
     func variationIndex(of variation: InternedId) -> Int? {
