@@ -21,8 +21,9 @@ extension ConvertContext {
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
         guard var decider = begin("variation(forExperience:)") else { return failedCall(.experience, key).value }
+        var detail: VariationDetail?
         return decider.experience(key, at: decider.installed.experiencePosition(key: key), enableTracking: enableTracking,
-                                  detailed: false).value
+                                  detailed: false, detail: &detail)
     }
 
     /// Decides the experience with `key` as ``variation(forExperience:enableTracking:)`` does
@@ -39,8 +40,9 @@ extension ConvertContext {
     /// ```
     public func variationDetail(forExperience key: String, enableTracking: Bool = true) -> VariationDetail {
         guard var decider = begin("variationDetail(forExperience:)") else { return failedCall(.experience, key) }
-        let detail = decider.experience(key, at: decider.installed.experiencePosition(key: key),
-                                        enableTracking: enableTracking, detailed: true).detail
+        var detail: VariationDetail?
+        _ = decider.experience(key, at: decider.installed.experiencePosition(key: key), enableTracking: enableTracking,
+                               detailed: true, detail: &detail)
         return detail ?? unusable(key)
     }
 
@@ -65,9 +67,10 @@ extension ConvertContext {
         guard var decider = begin("variations()") else { return [] }
         var found: [BucketedVariation] = []
         let experiences = decider.installed.experiences
+        var detail: VariationDetail?
         for position in experiences.indices {
             let variation = decider.experience(experiences[position].key, at: position, enableTracking: enableTracking,
-                                               detailed: false).value
+                                               detailed: false, detail: &detail)
             if let variation { found.append(variation) }
         }
         return found

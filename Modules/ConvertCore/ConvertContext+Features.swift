@@ -19,8 +19,9 @@ extension ConvertContext {
             return .disabled(key: key, feature: nil)
         }
         var decided = DecidedCarriers()
+        var detail: FeatureDetail?
         return decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
-                               enableTracking: enableTracking, detailed: false, decided: &decided).value
+                               enableTracking: enableTracking, detailed: false, decided: &decided, detail: &detail)
     }
 
     /// Resolves the feature with `key` as ``feature(_:typeCasting:enableTracking:)`` does, and
@@ -34,8 +35,9 @@ extension ConvertContext {
                                  experiences: [])
         }
         var decided = DecidedCarriers()
-        let (value, detail) = decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
-                                              enableTracking: enableTracking, detailed: true, decided: &decided)
+        var detail: FeatureDetail?
+        let value = decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
+                                    enableTracking: enableTracking, detailed: true, decided: &decided, detail: &detail)
         return detail ?? FeatureDetail(value: value, reason: .default, errorCode: nil, experiences: [])
     }
 
@@ -46,9 +48,11 @@ extension ConvertContext {
         let plans = decider.installed.featurePlans
         var resolved: [BucketedFeature] = []
         resolved.reserveCapacity(plans.count)
+        var detail: FeatureDetail?
         for position in plans.indices {
             resolved.append(decider.feature(plans[position].key, at: position, typeCasting: typeCasting,
-                                            enableTracking: enableTracking, detailed: false, decided: &decided).value)
+                                            enableTracking: enableTracking, detailed: false, decided: &decided,
+                                            detail: &detail))
         }
         return resolved
     }

@@ -4,13 +4,13 @@ import ConvertRules
 
 extension Decider {
     /// The feature with `key` (at `position` in the config's features, `nil` when no feature
-    /// has it), resolved with the call's hooks around it; its detail when `detailed` (or hooks
-    /// asked for it). Carriers already in `decided` (by an earlier feature of the same call) are
-    /// not decided again.
+    /// has it), resolved with the call's hooks around it; its detail in `detail` when `detailed`
+    /// (or hooks asked for it). Carriers already in `decided` (by an earlier feature of the same
+    /// call) are not decided again.
     mutating func feature(_ key: String, at position: Int?, typeCasting: Bool, enableTracking: Bool, detailed: Bool,
-                          decided: inout DecidedCarriers) -> (value: BucketedFeature, detail: FeatureDetail?) {
+                          decided: inout DecidedCarriers, detail: inout FeatureDetail?) -> BucketedFeature {
         let hook = startHooks(.feature, key)
-        let value: BucketedFeature, detail: FeatureDetail?
+        let value: BucketedFeature
         if let position {
             if let forced = forcedFeature(installed.featurePlans[position]) {
                 value = forced
@@ -31,7 +31,7 @@ extension Decider {
             detail = FeatureDetail(value: value, reason: .error, errorCode: .flagNotFound, experiences: [])
         }
         if let hook, let detail { runtime.finishHooks(hooks, hook, .feature(detail)) }
-        return (value, detail)
+        return value
     }
 
     /// The feature at `position` in the config's features as the first carrier that switches it

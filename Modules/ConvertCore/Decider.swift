@@ -22,6 +22,8 @@ struct Decider {
     private let published: SDKRuntime.Published
     /// The context's own hooks, run after the SDK's.
     private let contextHooks: [any EvaluationHook]
+    /// Whether any hook runs around the call's evaluations.
+    private let hasHooks: Bool
     /// The config's locations as the call's decisions matched them so far: location rules read
     /// the location properties alone, so the call's other experiences reuse each answer.
     private var locations = RuleMemo()
@@ -38,6 +40,7 @@ struct Decider {
         self.preview = preview
         self.published = published
         self.contextHooks = contextHooks
+        hasHooks = !published.hooks.isEmpty || !contextHooks.isEmpty
     }
 
     /// Forced decisions in effect for this call, `nil` when none.
@@ -73,8 +76,13 @@ struct Decider {
 
     /// The hooks' view of an evaluation about to start, `nil` when there are no hooks; their
     /// `before` stage has run.
+    @inline(__always)
     func startHooks(_ kind: HookContext.FlagKind, _ key: String) -> HookContext? {
-        guard !published.hooks.isEmpty || !contextHooks.isEmpty else { return nil }
+        guard hasHooks else { return nil }
+        return runBeforeHooks(kind, key)
+    }
+
+    private func runBeforeHooks(_ kind: HookContext.FlagKind, _ key: String) -> HookContext? {
         let context = HookContext(flagKind: kind, key: key, visitorId: visitorId, attributes: input.attributes)
         runtime.runHooks(hooks, "before") { try $0.before(context) }
         return context
@@ -100,11 +108,11 @@ struct Decider {
     }
 
     /// The experience with `key` (at `position`, `nil` when no experience has it), decided with
-    /// the call's hooks around it; its detail when `detailed` (or hooks asked for it).
-    mutating func experience(_ key: String, at position: Int?, enableTracking: Bool,
-                             detailed: Bool) -> (value: BucketedVariation?, detail: VariationDetail?) {
+    /// the call's hooks around it; its detail in `detail` when `detailed` (or hooks asked for it).
+    mutating func experience(_ key: String, at position: Int?, enableTracking: Bool, detailed: Bool,
+                             detail: inout VariationDetail?) -> BucketedVariation? {
         let hook = startHooks(.experience, key)
-        let value: BucketedVariation?, detail: VariationDetail?
+        let value: BucketedVariation?
         if let position {
             let experience = installed.experiences[position]
             let outcome = decide(experience, at: position, enableTracking: enableTracking)
@@ -118,7 +126,7 @@ struct Decider {
                                      errorCode: .flagNotFound, gate: nil)
         }
         if let hook, let detail { runtime.finishHooks(hooks, hook, .variation(detail)) }
-        return (value, detail)
+        return value
     }
 
     /// Decides `experience` (at `position` in the config), then stores, tracks and announces
