@@ -145,8 +145,7 @@ let package = Package(
         // Rules alone.
         .testTarget(name: "ConvertHashingTests", dependencies: ["ConvertHashing", "ConvertTesting"],
                     path: "Tests/ConvertHashingTests"),
-        .testTarget(name: "ConvertRulesTests", dependencies: ["ConvertRules"],
-                    path: "Tests/ConvertRulesTests", resources: [.copy("Fixtures")]),
+        .testTarget(name: "ConvertRulesTests", dependencies: ["ConvertRules"], path: "Tests/ConvertRulesTests"),
         .testTarget(name: "ConvertBucketingTests", dependencies: ["ConvertBucketing", "ConvertTesting"],
                     path: "Tests/ConvertBucketingTests"),
         .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting", "ConvertBucketing",
