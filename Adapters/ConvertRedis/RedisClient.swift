@@ -6,75 +6,70 @@ import Foundation
 /// The Redis connection a ``RedisVisitorBackend`` uses: a thread-safe pool of a few TCP
 /// connections to one server.
 ///
-/// **Every call is bounded by `commandTimeout`** (250 ms by default), all of it: waiting for a
-/// pooled connection, writing the commands, reading every reply. A call that cannot finish in
-/// time fails with ``RedisError/timeout(reason:)``; none waits longer.
+/// ``ping()`` blocks the calling thread for at most the configured timeouts; call it off Swift
+/// concurrency's cooperative pool. Its `async` overload, like every call the backend makes, runs
+/// on the client's own dispatch queue, so awaiting it never blocks a cooperative thread.
 ///
-/// **Calls run on the calling thread while that is quick.** An `async` call writes its commands
-/// and waits for the reply on the calling thread for up to a millisecond (a loopback or
-/// same-rack round trip; not when round trips average more than 250 µs), so a typical call
-/// costs no thread hop; a slower reply is left to the client's I/O thread and the caller
-/// suspends. The blocking calls (``ping()``, and the claim ``RedisVisitorBackend`` makes while
-/// a decision is answered) wait on the calling thread, within the same bound.
-///
-/// **Threads and connections are bounded.** Connections are opened on demand up to `poolSize`
-/// by one connector thread, never by a caller; the client adds at most two threads (the
-/// connector and the I/O thread) whatever the load, and holds at most `poolSize` connections.
-///
-/// **An unreachable server costs nothing per call.** A refused or broken connection, or a reply
-/// that does not come within the bound, makes the server *unavailable*: idle connections are
-/// closed, calls waiting for one fail, and later calls fail at once with
-/// ``RedisError/connectionFailed(reason:)`` naming the cause and the next attempt. In the
-/// background the client probes the server (a new connection answering `PING`) after the
-/// reconnect backoff, doubling per failed probe up to its maximum, measured on the injected
-/// clock; the first probe that succeeds makes it available again. Keys get `keyPrefix`.
+/// Connections are made on demand up to `poolSize`; a broken one is dropped and replaced on a
+/// later call. After a failed connect the client does not try again until the reconnect backoff
+/// has passed (doubling per failure up to its maximum): meanwhile calls fail at once with
+/// ``RedisError/connectionFailed(reason:)``, so a dead server costs a fast failure rather than
+/// a connect timeout per call. Keys get `keyPrefix`.
 ///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"))
 /// try await redis.ping()   // fails fast, naming the cause, when the server is unreachable
 /// let backend = RedisVisitorBackend(client: redis)
-/// // …
-/// redis.close()            // at shutdown, after the SDK's
 /// ```
 public final class RedisClient: Sendable {
     /// Where the client connects, its timeouts, pool size and key prefix.
     public let configuration: RedisConfiguration
-    let pool: RedisPool
+
+    // `@unchecked`: a connection is not Sendable, but it is used only by the one caller that took
+    // it out of the pool; while parked here it is touched only under the pool's lock.
+    private struct PoolState: @unchecked Sendable {
+        var idle: [RedisConnection] = []
+        var closed = false
+        var consecutiveConnectFailures = 0
+        /// No connect attempt before this instant of ``clock``.
+        var retryAt: Duration?
+        var lastConnectFailure: RedisError?
+    }
+
+    private enum Step {
+        case use(RedisConnection)
+        case connect
+        case fail(RedisError)
+    }
+
+    private let state = Locked(PoolState())
+    /// One permit per connection the pool may hold.
+    private let permits: DispatchSemaphore
+    /// Where the `async` overloads run their blocking I/O.
+    private let queue = DispatchQueue(label: "ConvertRedis.client", attributes: .concurrent)
+    /// Measures the reconnect backoff (socket deadlines are the kernel's, on the system clock).
+    private let clock: any SleepClock
+    /// The waits between connect attempts.
+    private let reconnectBackoff: Backoff
 
     /// A client for `configuration`; connects lazily, on the first call. The reconnect backoff
     /// is measured on `clock`.
     public init(configuration: RedisConfiguration, clock: any SleepClock = .continuous) {
         self.configuration = configuration
-        pool = RedisPool(configuration: configuration, clock: clock)
+        self.clock = clock
+        reconnectBackoff = Backoff(initial: configuration.reconnectBackoffInitial, maximum: configuration.reconnectBackoffMax)
+        permits = DispatchSemaphore(value: max(configuration.poolSize, 1))
     }
 
-    deinit { pool.close() }
-
-    /// Closes idle connections, fails calls waiting for a connection, stops the background probe
-    /// and threads, and makes later calls fail with ``RedisError/clientClosed``; connections in
-    /// use close when their call ends.
+    /// Closes idle connections and makes later calls fail with ``RedisError/clientClosed``;
+    /// connections in use close when their call ends.
     public func close() {
-        pool.close()
-    }
-
-    /// Whether the server is taken as reachable: `false` from a transport failure until a
-    /// background probe succeeds (calls meanwhile fail at once).
-    public var isAvailable: Bool { pool.isAvailable }
-
-    /// Calls `handler` (on the thread that noticed, outside the client's locks) when the server
-    /// becomes unavailable or available again, or loses its data set (see
-    /// ``watchDataSet(markerKey:)``).
-    package func subscribe(_ handler: @escaping @Sendable (RedisClientEvent) -> Void) {
-        pool.subscribe(handler)
-    }
-
-    /// Checks on every new connection (in its setup round trip) that the key `markerKey` still
-    /// holds the value this client saw last, creating it when absent; a marker gone or replaced
-    /// means the server lost its data since (a restart without persistence, a flush), published
-    /// as ``RedisClientEvent/dataLost``. A restart always breaks the connections, so the next
-    /// connection after it checks.
-    package func watchDataSet(markerKey: String) {
-        pool.watchDataSet(markerKey: markerKey)
+        let idle = state.withValue { state in
+            state.closed = true
+            defer { state.idle = [] }
+            return state.idle
+        }
+        idle.forEach { $0.close() }
     }
 
     // MARK: Synchronous calls
@@ -82,7 +77,7 @@ public final class RedisClient: Sendable {
     /// Sends one command; an error reply throws ``RedisError/serverError(message:)``.
     @discardableResult
     package func send(_ command: RedisCommand) throws(RedisError) -> RESPValue {
-        let reply = try perform([command])[0]
+        let reply = try withConnection { connection throws(RedisError) in try connection.send([command])[0] }
         if let message = reply.errorMessage { throw RedisError.reply(message) }
         return reply
     }
@@ -90,17 +85,12 @@ public final class RedisClient: Sendable {
     /// Sends `commands` in one write on one connection and returns one result per command: the
     /// reply, or the server's error for that command. Throws only when the connection fails.
     package func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
-        try perform(commands).map(Self.result)
-    }
-
-    /// Runs `script` (`EVALSHA`, then `EVAL` if the server lacks it) with `keys` (prefixed) and
-    /// `args`; an error reply throws.
-    @discardableResult
-    package func run(_ script: RedisScript, keys: [String], args: [RedisArgument]) throws(RedisError) -> RESPValue {
-        var reply = try perform([.evalsha(script, keys: keys, args: args)])[0]
-        if reply.isNoScript { reply = try perform([.eval(script.source, keys: keys, args: args)])[0] }
-        if let message = reply.errorMessage { throw RedisError.reply(message) }
-        return reply
+        guard !commands.isEmpty else { return [] }
+        let replies = try withConnection { connection throws(RedisError) in try connection.send(commands) }
+        return replies.map { reply in
+            if let message = reply.errorMessage { return .failure(RedisError.reply(message)) }
+            return .success(reply)
+        }
     }
 
     /// `PING`; throws unless the server answers `PONG`.
@@ -163,99 +153,84 @@ public final class RedisClient: Sendable {
         try send(.eval(script, keys: keys, args: args))
     }
 
-    // MARK: Asynchronous calls (the same, without blocking the caller's thread for long)
+    // MARK: Asynchronous calls (the same, run on the client's queue)
 
     /// ``send(_:)`` without blocking the caller's thread.
     @discardableResult
     package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
-        let reply = try await perform([command])[0]
-        if let message = reply.errorMessage { throw RedisError.reply(message) }
-        return reply
+        try await offload { client throws(RedisError) in try client.send(command) }
     }
 
-    /// ``pipeline(_:)`` without blocking the caller's thread. `slow`: the replies are expected
-    /// to take longer than a round trip (a large batch), so the caller suspends at once instead
-    /// of waiting on its thread first.
-    package func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
-        try await perform(commands, slow: slow).map(Self.result)
-    }
-
-    /// ``run(_:keys:args:)`` without blocking the caller's thread; `slow` as for
-    /// ``pipeline(_:slow:)``.
-    @discardableResult
-    package func run(_ script: RedisScript, keys: [String], args: [RedisArgument], slow: Bool = false) async throws(RedisError) -> RESPValue {
-        var reply = try await perform([.evalsha(script, keys: keys, args: args)], slow: slow)[0]
-        if reply.isNoScript { reply = try await perform([.eval(script.source, keys: keys, args: args)], slow: slow)[0] }
-        if let message = reply.errorMessage { throw RedisError.reply(message) }
-        return reply
+    /// ``pipeline(_:)`` without blocking the caller's thread.
+    package func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        try await offload { client throws(RedisError) in try client.pipeline(commands) }
     }
 
     /// ``ping()`` without blocking the caller's thread.
     public func ping() async throws(RedisError) {
-        let reply = try await send(.ping)
-        guard reply.stringValue == "PONG" else { throw .protocolError(reason: "PING answered a \(reply.summary)") }
+        try await offload { client throws(RedisError) in try client.ping() }
     }
 
     /// ``hgetall(_:)`` without blocking the caller's thread.
     package func hgetall(_ key: String) async throws(RedisError) -> [String: Data] {
-        try await send(.hgetall(key)).hashFields()
+        try await offload { client throws(RedisError) in try client.hgetall(key) }
     }
 
     /// ``hset(_:_:)`` without blocking the caller's thread.
     @discardableResult
     package func hset(_ key: String, _ fields: [String: Data]) async throws(RedisError) -> Int {
-        guard !fields.isEmpty else { return 0 }
-        return try integer(await send(.hset(key, fields)), "HSET")
+        try await offload { client throws(RedisError) in try client.hset(key, fields) }
     }
 
     /// ``hset(_:_:)`` with text values, without blocking the caller's thread.
     @discardableResult
     package func hset(_ key: String, _ fields: [String: String]) async throws(RedisError) -> Int {
-        try await hset(key, fields.mapValues { Data($0.utf8) })
+        try await offload { client throws(RedisError) in try client.hset(key, fields) }
     }
 
     /// ``hsetnx(_:_:_:)`` without blocking the caller's thread.
     @discardableResult
     package func hsetnx(_ key: String, _ field: String, _ value: Data) async throws(RedisError) -> Bool {
-        try integer(await send(.hsetnx(key, field, value)), "HSETNX") == 1
+        try await offload { client throws(RedisError) in try client.hsetnx(key, field, value) }
     }
 
     /// ``hsetnx(_:_:_:)`` with a text value, without blocking the caller's thread.
     @discardableResult
     package func hsetnx(_ key: String, _ field: String, _ value: String) async throws(RedisError) -> Bool {
-        try await hsetnx(key, field, Data(value.utf8))
+        try await offload { client throws(RedisError) in try client.hsetnx(key, field, value) }
     }
 
     /// ``expire(_:ttl:)`` without blocking the caller's thread.
     @discardableResult
     package func expire(_ key: String, ttl: Duration) async throws(RedisError) -> Bool {
-        try integer(await send(.expire(key, ttl: ttl)), "PEXPIRE") == 1
+        try await offload { client throws(RedisError) in try client.expire(key, ttl: ttl) }
     }
 
     /// ``del(_:)`` without blocking the caller's thread.
     @discardableResult
     package func del(_ keys: [String]) async throws(RedisError) -> Int {
-        guard !keys.isEmpty else { return 0 }
-        return try integer(await send(.del(keys)), "DEL")
+        try await offload { client throws(RedisError) in try client.del(keys) }
     }
 
     /// ``del(_:)`` of the given keys, without blocking the caller's thread.
     @discardableResult
     package func del(_ keys: String...) async throws(RedisError) -> Int {
-        try await del(keys)
+        try await offload { client throws(RedisError) in try client.del(keys) }
     }
 
     /// ``eval(_:keys:args:)`` without blocking the caller's thread.
     @discardableResult
     package func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) async throws(RedisError) -> RESPValue {
-        try await send(.eval(script, keys: keys, args: args))
+        try await offload { client throws(RedisError) in try client.eval(script, keys: keys, args: args) }
     }
 
-    // MARK: Exchanges
+    // MARK: Pool
 
-    private static func result(_ reply: RESPValue) -> Result<RESPValue, RedisError> {
-        if let message = reply.errorMessage { return .failure(RedisError.reply(message)) }
-        return .success(reply)
+    private func offload<T: Sendable>(_ body: @escaping @Sendable (RedisClient) throws(RedisError) -> T) async throws(RedisError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, RedisError>, Never>) in
+            queue.async { continuation.resume(returning: Result { () throws(RedisError) -> T in try body(self) }) }
+        }
+        return try result.get()
     }
 
     private func integer(_ reply: RESPValue, _ command: String) throws(RedisError) -> Int {
@@ -263,125 +238,91 @@ public final class RedisClient: Sendable {
         return Int(value)
     }
 
-    /// Runs `commands` on a pooled connection, blocking the calling thread until the replies are
-    /// in or the call's deadline passes.
-    func perform(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
-        guard !commands.isEmpty else { return [] }
-        let deadline = ContinuousClock.now + configuration.commandTimeout
-        let lease = try leaseBlocking(until: deadline)
-        let started = ContinuousClock.now
-        guard started < deadline else {
-            pool.release(lease)
-            throw pool.poolTimeout()
+    private func withConnection<T>(_ body: (RedisConnection) throws(RedisError) -> T) throws(RedisError) -> T {
+        let connection = try checkout()
+        defer { checkin(connection) }
+        return try body(connection)
+    }
+
+    private func checkout() throws(RedisError) -> RedisConnection {
+        if state.value.closed { throw .clientClosed }
+        let wait = configuration.commandTimeout.wholeMillisecondsRoundedUp
+        guard permits.wait(timeout: .now() + .milliseconds(Int(clamping: wait))) == .success else {
+            throw .timeout(reason: "all \(max(configuration.poolSize, 1)) pooled connections stayed busy for \(wait) ms")
         }
-        let connection = lease.connection
-        do throws(RedisError) {
-            try connection.begin(commands)
-            while try !connection.advance() {
-                guard try connection.wait(until: deadline) else {
-                    throw timedOut(connection, started: started, deadline: deadline)
-                }
-            }
+        do {
+            return try acquire()
         } catch {
-            pool.finish(lease, started: started, result: .failure(error))
+            permits.signal()
             throw error
         }
-        return finished(lease, commands.count, started: started, slow: false)
     }
 
-    /// Runs `commands` on a pooled connection: on the calling thread while the reply is quick,
-    /// then suspended on the I/O thread until the replies are in or the call's deadline passes.
-    func perform(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [RESPValue] {
-        guard !commands.isEmpty else { return [] }
-        let deadline = ContinuousClock.now + configuration.commandTimeout
-        let lease: Lease
-        switch pool.checkoutNow() {
-        case .lease(let taken): lease = taken
-        case .fail(let error): throw error
-        case .wait: lease = try await leaseSuspending(until: deadline)
-        }
-        let started = ContinuousClock.now
-        guard started < deadline else {
-            pool.release(lease)
-            throw pool.poolTimeout()
-        }
-        let connection = lease.connection
-        do throws(RedisError) {
-            try connection.begin(commands)
-            if try connection.advance() { return finished(lease, commands.count, started: started, slow: slow) }
-            if !slow && pool.waitsOnCaller {
-                let until = min(deadline, started + RedisPool.callerWait)
-                while try connection.wait(until: until) {
-                    if try connection.advance() { return finished(lease, commands.count, started: started, slow: slow) }
+    /// An idle connection that is still sound, else a new one unless the backoff forbids it.
+    private func acquire() throws(RedisError) -> RedisConnection {
+        while true {
+            let step = state.withValue { state -> Step in
+                if state.closed { return .fail(.clientClosed) }
+                if let idle = state.idle.popLast() { return .use(idle) }
+                let now = clock.elapsed
+                if let retryAt = state.retryAt {
+                    if now < retryAt {
+                        return .fail(.connectionFailed(reason: "server unavailable, next connect attempt in "
+                            + "\((retryAt - now).wholeMillisecondsRoundedUp) ms (last attempt: "
+                            + "\(state.lastConnectFailure.map(Self.reason) ?? "failed"))"))
+                    }
+                    // This caller probes; the others keep failing fast until it is done.
+                    state.retryAt = now + reconnectBackoff.delay(afterFailures: state.consecutiveConnectFailures)
+                }
+                return .connect
+            }
+            switch step {
+            case .fail(let error):
+                throw error
+            case .use(let connection):
+                if connection.isReusable { return connection }
+                connection.close()
+            case .connect:
+                do {
+                    let connection = try RedisConnection(configuration: configuration)
+                    state.withValue { state in
+                        state.consecutiveConnectFailures = 0
+                        state.retryAt = nil
+                        state.lastConnectFailure = nil
+                    }
+                    return connection
+                } catch {
+                    switch error {
+                    case .connectionFailed, .timeout:
+                        state.withValue { state in
+                            state.consecutiveConnectFailures += 1
+                            state.retryAt = clock.elapsed + reconnectBackoff.delay(afterFailures: state.consecutiveConnectFailures)
+                            state.lastConnectFailure = error
+                        }
+                    default:
+                        break
+                    }
+                    throw error
                 }
             }
-        } catch {
-            pool.finish(lease, started: started, result: .failure(error))
-            throw error
         }
-        let pool = self.pool
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RESPValue], RedisError>, Never>) in
-            pool.reactor.add(RedisReactor.Exchange(lease: lease, started: started, deadline: deadline,
-                                                   done: { continuation.resume(returning: $0) }), pool: pool)
-        }
-        if !slow, commands.count == 1, case .success = result { pool.noteRoundTrip(.now - started) }
-        return try result.get()
     }
 
-    private func finished(_ lease: Lease, _ count: Int, started: ContinuousClock.Instant, slow: Bool) -> [RESPValue] {
-        let replies = lease.connection.takeReplies()
-        if !slow, count == 1 { pool.noteRoundTrip(.now - started) }
-        pool.release(lease)
-        return replies
+    private func checkin(_ connection: RedisConnection) {
+        let keep = connection.isOpen
+        let discard = state.withValue { state -> RedisConnection? in
+            guard keep, !state.closed else { return connection }
+            state.idle.append(connection)
+            return nil
+        }
+        discard?.close()
+        permits.signal()
     }
 
-    private func timedOut(_ connection: RedisConnection, started: ContinuousClock.Instant,
-                          deadline: ContinuousClock.Instant) -> RedisError {
-        let error = RedisError.timeout(reason: "no reply from \(connection.peer) within "
-            + "\((deadline - started).wholeMillisecondsRoundedUp) ms")
-        connection.fail(error)
-        return error
-    }
-
-    /// A connection for a blocking call: idle, or the next to come free before `deadline`.
-    private func leaseBlocking(until deadline: ContinuousClock.Instant) throws(RedisError) -> Lease {
-        switch pool.checkoutNow() {
-        case .lease(let lease): return lease
-        case .fail(let error): throw error
-        case .wait: break
+    private static func reason(_ error: RedisError) -> String {
+        switch error {
+        case .connectionFailed(let reason), .timeout(let reason), .protocolError(let reason): reason
+        default: error.description
         }
-        let box = Locked<Result<Lease, RedisError>?>(nil)
-        let signal = DispatchSemaphore(value: 0)
-        let id = pool.enqueue(deadline: deadline, expiredByReactor: false) { result in
-            box.set(result)
-            signal.signal()
-        }
-        let left = max(deadline - .now, .zero)
-        if signal.wait(timeout: .now() + .nanoseconds(Int(clamping: left.wholeNanoseconds))) == .timedOut {
-            if pool.cancelWaiter(id) { throw pool.poolTimeout() }
-            // Handed a connection (or an error) just as the wait ended.
-            signal.wait()
-        }
-        guard let result = box.value else { throw pool.poolTimeout() }
-        return try result.get()
-    }
-
-    /// A connection for an `async` call: the next to come free before `deadline`, the caller
-    /// suspended meanwhile (the I/O thread fails it at the deadline).
-    private func leaseSuspending(until deadline: ContinuousClock.Instant) async throws(RedisError) -> Lease {
-        let pool = self.pool
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Lease, RedisError>, Never>) in
-            _ = pool.enqueue(deadline: deadline, expiredByReactor: true) { continuation.resume(returning: $0) }
-        }
-        return try result.get()
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (saturating).
-    var wholeNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? (seconds < 0 ? .min : .max) : product &+ attoseconds / 1_000_000_000
     }
 }

@@ -113,53 +113,49 @@ final class TCPSocket {
         return poll(&entry, 1, 0) == 0
     }
 
-    /// Writes what the socket takes now of `bytes` from `offset`, without waiting: the count of
-    /// bytes taken (0 when its buffer is full).
-    func writeAvailable(_ bytes: [UInt8], from offset: Int) throws(RedisError) -> Int {
-        guard offset < bytes.count else { return 0 }
-        while true {
+    /// Writes all of `bytes` before `deadline`. While the server cannot take more, whatever it
+    /// already answered is handed to `received`, so a long pipeline cannot deadlock with both
+    /// sides' buffers full.
+    func write(_ bytes: [UInt8], until deadline: Deadline,
+               received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) {
+        var offset = 0
+        while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
                 sendSome(fd, buffer.baseAddress! + offset, buffer.count - offset)
             }
-            if written >= 0 { return written }
+            if written >= 0 {
+                offset += written
+                continue
+            }
             let code = errno
             if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { return 0 }
-            throw .connectionFailed(reason: "write to \(peer): \(describeErrno(code))")
+            guard code == EAGAIN || code == EWOULDBLOCK else {
+                throw .connectionFailed(reason: "write to \(peer): \(describeErrno(code))")
+            }
+            let ready = try Self.wait(fd, for: Int16(POLLOUT) | Int16(POLLIN), until: deadline,
+                                      timeout: "\(peer) did not take the commands within \(deadline.budgetText)")
+            if ready & Int16(POLLIN) != 0 { _ = try read(until: deadline, into: received) }
         }
     }
 
-    /// Reads what has arrived, without waiting, and hands it to `received`; `false` when
-    /// nothing has. The peer closing the connection throws.
-    func readAvailable(into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Bool {
+    /// Reads what is available (waiting until `deadline` for the first byte) and hands it to
+    /// `received`.
+    @discardableResult
+    func read(until deadline: Deadline, into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Int {
         while true {
             let count = chunk.withUnsafeMutableBytes { recvSome(fd, $0.baseAddress!, $0.count) }
             if count > 0 {
                 chunk.withUnsafeBytes { received(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                return true
+                return count
             }
             if count == 0 { throw .connectionFailed(reason: "\(peer) closed the connection") }
             let code = errno
             if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { return false }
-            throw .connectionFailed(reason: "read from \(peer): \(describeErrno(code))")
-        }
-    }
-
-    /// Waits until the socket is ready for `events` or `instant` passes; the events ready (which
-    /// may include errors and hang-ups, reported by the following read or write), or 0 when the
-    /// wait ended first. Milliseconds are the granularity: a wait ends at most 1 ms late.
-    func wait(for events: Int16, until instant: ContinuousClock.Instant) throws(RedisError) -> Int16 {
-        while true {
-            let left = instant - .now
-            guard left > .zero else { return 0 }
-            var entry = pollfd(fd: fd, events: events, revents: 0)
-            let result = poll(&entry, 1, Int32(clamping: left.wholeMillisecondsRoundedUp))
-            if result > 0 {
-                if entry.revents & Int16(POLLNVAL) != 0 { throw .connectionFailed(reason: "socket is not open") }
-                return entry.revents
+            guard code == EAGAIN || code == EWOULDBLOCK else {
+                throw .connectionFailed(reason: "read from \(peer): \(describeErrno(code))")
             }
-            if result < 0, errno != EINTR { throw .connectionFailed(reason: "poll: \(describeErrno(errno))") }
+            _ = try Self.wait(fd, for: Int16(POLLIN), until: deadline,
+                              timeout: "no reply from \(peer) within \(deadline.budgetText)")
         }
     }
 

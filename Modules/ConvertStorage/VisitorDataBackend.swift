@@ -1,10 +1,8 @@
 /// Visitor data kept outside the process and shared by several SDK instances (servers behind a
 /// load balancer): Redis, or any key-value store that can set a field only when it is unset.
 ///
-/// The decision path calls it only to claim a visitor's first decision for an experience
-/// (``claimVariation(_:experienceId:variationId:)``, one round trip, bounded); a visitor is
-/// loaded into the local store before a request is decided, and changes are written behind
-/// (see ``SharedVisitorDataStore``).
+/// The decision path never calls it: a visitor is loaded into the local store before a request
+/// is decided, and changes are written behind (see ``SharedVisitorDataStore``).
 ///
 /// Implementation requirements: safe to call concurrently; a call that cannot reach the store
 /// throws soon (a deadline, not a hang).
@@ -26,42 +24,6 @@ public protocol VisitorDataBackend: Sendable {
     /// Marks `goalId` converted for the visitor unless it already is, atomically across every
     /// instance: `true` when this call marked it (this instance sends the conversion).
     func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool
-
-    /// Stores `variationId` as the visitor's decision for `experienceId` unless a decision for it
-    /// is stored already, atomically across every instance, and renews the record's time to
-    /// live: returns the variation stored (this one, or the one stored first). The decision is
-    /// stored where ``load(_:)`` reads decisions, so a later load on any instance sees it.
-    ///
-    /// Blocks the calling thread, for at most the backend's own deadline (then it throws): the
-    /// shared store calls it while a decision is being answered.
-    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> String
-
-    /// ``claimVariation(_:experienceId:variationId:)`` without blocking a thread: the shared
-    /// store calls it after a decision was answered.
-    func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async throws -> String
-
-    /// Merges each record into the stored one as ``save(_:_:)`` does, without reading the records
-    /// back: for each record, in order, the decisions another instance had stored first where
-    /// they differ from the record's (experience id → the stored variation id; empty when every
-    /// decision of the record held). What the shared store's writes behind call; backends that
-    /// can pipeline do it in one round trip per batch.
-    func merge(_ records: [(VisitorKey, VisitorData)]) async throws -> [[String: String]]
-
-    /// Calls `handler` when the backend learns something about itself the shared store acts on:
-    /// it became unreachable or reachable again, or it lost the data it held. Backends that
-    /// cannot tell never call it; the store then goes by the outcome of its calls alone.
-    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void)
-}
-
-/// What a ``VisitorDataBackend`` tells the shared store about itself.
-public enum VisitorDataBackendEvent: Sendable, Hashable {
-    /// Calls fail at once for now (a refused or broken connection, a peer that does not answer).
-    case unavailable(reason: String)
-    /// Calls reach the backend again after it was unavailable for `downFor`.
-    case available(downFor: Duration)
-    /// The backend lost the data it held (a Redis restarted without persistence, a flushed
-    /// database): the store writes again what it holds of the visitors it saw recently.
-    case dataLost
 }
 
 extension VisitorDataBackend {
@@ -72,25 +34,6 @@ extension VisitorDataBackend {
         for (key, data) in records { out.append(try await save(key, data)) }
         return out
     }
-
-    /// Runs the blocking ``claimVariation(_:experienceId:variationId:)``.
-    public func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async throws -> String {
-        try claimVariation(key, experienceId: experienceId, variationId: variationId)
-    }
-
-    /// ``saveAll(_:)``, each stored record compared with the one written.
-    public func merge(_ records: [(VisitorKey, VisitorData)]) async throws -> [[String: String]] {
-        let stored = try await saveAll(records)
-        return zip(records, stored).map { record, stored in
-            let written = record.1.bucketing
-            return stored.bucketing.filter { experience, variation in
-                written[experience].map { $0 != variation } ?? false
-            }
-        }
-    }
-
-    /// Never calls `handler`: a backend that cannot tell.
-    public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {}
 }
 
 /// How loading a visitor's shared data went.
