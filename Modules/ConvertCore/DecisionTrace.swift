@@ -79,6 +79,10 @@ protocol DecisionTracer {
 }
 
 struct SilentTracer: DecisionTracer {
+    // A stored byte gives each decision's tracer a stack address of its own: an empty value
+    // passed `inout` shares one address (its type's) across threads, which the thread
+    // sanitizer's exclusivity checks report as a race.
+    private var unused: UInt8 = 0
     static var recordsSteps: Bool { false }
     @inline(__always) mutating func record(_ step: @autoclosure () -> DecisionStep) {}
 }
