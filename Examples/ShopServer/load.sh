@@ -23,10 +23,11 @@ base="http://127.0.0.1:$port"
 
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 
-swift build -c release --product shop-server >/dev/null
-swift build -c release --product collector >/dev/null
-bin=$(swift build -c release --show-bin-path)
 logs=$(mktemp -d)
+for product in shop-server collector; do
+    swift build -c release --product "$product" >"$logs/build.log" 2>&1 || { cat "$logs/build.log" >&2; exit 1; }
+done
+bin=$(swift build -c release --show-bin-path)
 server_pid="" collector_pid=""
 
 cleanup() {
@@ -59,25 +60,49 @@ stop() {   # waits for both to exit, server first
     server_pid="" collector_pid=""
 }
 
-# One wrk run: prints "REQ_PER_SEC P99".
+# Waits until the collector has received every event of the previous run, so that no run pays
+# for the tracking of another.
+settle() {
+    local last="" now
+    for _ in $(seq 100); do
+        now=$(curl -fs "http://127.0.0.1:$collector_port/stats")
+        [ "$now" = "$last" ] && return 0
+        last=$now
+        sleep 1.2   # longer than the SDK's release interval (1 s)
+    done
+}
+
+# CPU seconds × 100 a process has used so far (Linux: utime + stime from /proc), or nothing.
+ticks() { [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# One wrk run: prints "REQ_PER_SEC P99 SERVER_CPU_US_PER_REQUEST COLLECTOR_CPU_US_PER_REQUEST".
 run() {   # PATH SCRIPT
-    wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "load/$2" "$base$1" |
-        awk '/Requests\/sec:/ { rps = $2 } $1 == "99%" { p99 = $2 } END { print rps, p99 }'
+    settle
+    local s0 c0 out
+    s0=$(ticks "$server_pid") c0=$(ticks "$collector_pid")
+    out=$(wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "load/$2" "$base$1")
+    echo "$out" | awk -v s0="$s0" -v s1="$(ticks "$server_pid")" -v c0="$c0" -v c1="$(ticks "$collector_pid")" '
+        /Requests\/sec:/ { rps = $2 } $1 == "99%" { p99 = $2 } / requests in / { n = $1 }
+        END {
+            cpu = (s0 == "" || n == 0) ? "- -" : sprintf("%.1f %.1f", (s1 - s0) * 10000 / n, (c1 - c0) * 10000 / n)
+            print rps, p99, cpu
+        }'
 }
 
 compare() {
     start
-    # Warm up (JIT-free, but caches, the 1,000 returning visitors' stored decisions, connections).
+    # Warm up: the 1,000 returning visitors get their stored decisions, caches fill.
     wrk -t"$threads" -c"$connections" -d3s -s load/returning.lua "$base/" >/dev/null
     wrk -t"$threads" -c"$connections" -d3s -s load/returning.lua "$base/plain" >/dev/null
 
-    printf "%-9s %-6s %-6s %12s %10s\n" visitors path round "req/s" p99
+    # CPU: microseconds of CPU per request, in the server and in the collector.
+    printf "%-9s %-6s %-6s %12s %10s %12s %9s\n" visitors path round "req/s" p99 "server CPU" collector
     declare -A samples
     for round in $(seq "$rounds"); do
         for visitors in returning new; do
             for path in / /plain; do
-                read -r rps p99 < <(run "$path" "$visitors.lua")
-                printf "%-9s %-6s %-6s %12s %10s\n" "$visitors" "$path" "$round" "$rps" "$p99"
+                read -r rps p99 server_us collector_us < <(run "$path" "$visitors.lua")
+                printf "%-9s %-6s %-6s %12s %10s %9s µs %6s µs\n" "$visitors" "$path" "$round" "$rps" "$p99" "$server_us" "$collector_us"
                 samples["$visitors $path"]+="$rps "
             done
         done

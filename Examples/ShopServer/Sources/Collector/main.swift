@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import UnixSignals
 import Synchronization
 
 /// The tracking API's request body, as far as counting needs it.
@@ -78,6 +79,7 @@ router.post("/track/**") { request, context -> HTTPResponse.Status in
         return .ok
     } catch {
         counts.reject()
+        context.logger.warning("rejected a body: \(error)")
         return .badRequest
     }
 }

@@ -11,13 +11,19 @@ struct Options {
     /// A local Redis to share visitor data through; memory only when absent.
     var redisPort: Int?
     var redisHost = "127.0.0.1"
-    /// Tracking events per request to the collector.
-    var batchSize = 100
+    /// Tracking events per request to the collector: enough for thousands of events a second,
+    /// as the queue sends one request at a time.
+    var batchSize = 500
+    /// How long the SDK delivers pending events at shutdown (keep it below the grace period).
+    var shutdownTimeout = 10
+    /// Decide and record, but send no tracking.
+    var tracking = true
     var verbose = false
 
     static let usage = """
         usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
-                           [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size 100] [--verbose]
+                           [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size 500] [--shutdown-timeout 10]
+                           [--no-tracking] [--verbose]
         """
 
     init(_ arguments: [String]) throws {
@@ -40,6 +46,8 @@ struct Options {
             case "--redis-port": redisPort = try number(argument)
             case "--redis-host": redisHost = try value(argument)
             case "--batch-size": batchSize = try number(argument)
+            case "--shutdown-timeout": shutdownTimeout = try number(argument)
+            case "--no-tracking": tracking = false
             case "--verbose": verbose = true
             default: throw UsageError(message: "unknown option \(argument)")
             }

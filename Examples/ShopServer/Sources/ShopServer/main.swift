@@ -18,6 +18,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 let options: Options
 do {
@@ -30,10 +31,13 @@ do {
 var logger = Logger(label: "shop")
 logger.logLevel = options.verbose ? .debug : .info
 
-// The SDK: config from a file or the sample, tracking to the collector over plain HTTP.
+// The SDK: config from a file or the sample, tracking to the collector over plain HTTP. Memory
+// persistence: events still pending after the shutdown deadline are lost (with `.file` they are
+// journaled and sent at the next start).
 let configData = try options.configFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? ConvertSwiftSDK.sampleConfig
 let logSink = SwiftLogSink(logger)
-let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector, eventsBatchSize: options.batchSize,
+let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector,
+                                         eventsBatchSize: options.batchSize, networkTracking: options.tracking,
                                          logLevel: logSink.minimumLevel, persistence: .memory, allowsInsecureHTTP: true)
 var closers: [@Sendable () async throws -> Void] = []
 var visitorStore: (any VisitorDataStore)?
@@ -88,9 +92,10 @@ let app = Application(router: router, configuration: .init(address: .hostname(op
 
 // Started in this order, shut down in the reverse: the HTTP server stops taking requests first,
 // then the SDK delivers what they tracked.
+let convert = ConvertService(sdk: sdk, logger: logger, shutdownTimeout: .seconds(options.shutdownTimeout), closers: closers)
 let group = ServiceGroup(configuration: .init(
     services: [
-        LoggedService(name: "Convert SDK service", base: ConvertService(sdk: sdk, logger: logger, closers: closers), logger: logger),
+        LoggedService(name: "Convert SDK service", base: convert, logger: logger),
         LoggedService(name: "HTTP server", base: app, logger: logger),
     ],
     gracefulShutdownSignals: [.sigterm, .sigint],

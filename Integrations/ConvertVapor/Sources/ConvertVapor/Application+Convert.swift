@@ -61,7 +61,7 @@ struct ConvertLifecycleHandler: LifecycleHandler {
         // Vapor stops the server after the lifecycle handlers; stopping it twice is harmless.
         if application.running != nil { await application.server.shutdown() }
         let report = await sdk.shutdown(timeout: timeout)
-        application.logger.info("Convert SDK shut down", metadata: ["report": "\(report)"])
+        application.logger.info("Convert SDK shut down: \(report)")
     }
 
     func shutdown(_ application: Application) {
@@ -70,7 +70,7 @@ struct ConvertLifecycleHandler: LifecycleHandler {
         let done = DispatchSemaphore(value: 0)
         Task {
             let report = await sdk.shutdown(timeout: timeout)
-            application.logger.info("Convert SDK shut down", metadata: ["report": "\(report)"])
+            application.logger.info("Convert SDK shut down: \(report)")
             done.signal()
         }
         done.wait()

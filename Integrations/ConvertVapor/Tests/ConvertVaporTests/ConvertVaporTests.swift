@@ -21,7 +21,7 @@ struct ConvertVaporTests {
         }
         app.get("missing") { _ -> String in throw Abort(.notFound) }
         app.post("buy") { req async throws -> String in
-            "\(await req.convert.trackConversion("button-primary-click"))"
+            "\(try await req.convert.trackConversion("button-primary-click"))"
         }
     }
 
@@ -43,7 +43,7 @@ struct ConvertVaporTests {
             #expect(variation != "none")
 
             for _ in 0..<3 {
-                let next = try await app.testing().sendRequest(.GET, "/", headers: [HTTPHeaders.Name.cookie.description: "a=1; \(pair)"])
+                let next = try await app.testing().sendRequest(.GET, "/", headers: ["Cookie": "a=1; \(pair)"])
                 #expect(next.headers[.setCookie].isEmpty)
                 #expect(next.body.string == variation)
             }
