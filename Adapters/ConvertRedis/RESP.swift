@@ -147,25 +147,146 @@ package enum RESPEncoder {
         appendDecimal(command.arguments.count, to: &bytes)
         for argument in command.arguments {
             switch argument {
-            case .string(let text): appendBulk(text.utf8, to: &bytes)
-            case .data(let data): appendBulk(data, to: &bytes)
-            case .integer(let number): appendBulk(String(number).utf8, to: &bytes)
-            case .key(let key): appendBulk(Array(keyPrefix.utf8) + Array(key.utf8), to: &bytes)
+            case .string(var text):
+                appendHeader(text.utf8.count, to: &bytes)
+                text.withUTF8 { bytes.append(contentsOf: $0) }
+            case .data(let data):
+                appendHeader(data.count, to: &bytes)
+                data.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            case .integer(let number):
+                var digits = (0 as UInt64, 0 as UInt64, 0 as UInt64)
+                let count = withUnsafeMutableBytes(of: &digits) { buffer in decimal(number, into: buffer) }
+                appendHeader(count, to: &bytes)
+                withUnsafeBytes(of: &digits) { bytes.append(contentsOf: $0[(24 - count)...]) }
+            case .key(var key):
+                var prefix = keyPrefix
+                appendHeader(prefix.utf8.count + key.utf8.count, to: &bytes)
+                prefix.withUTF8 { bytes.append(contentsOf: $0) }
+                key.withUTF8 { bytes.append(contentsOf: $0) }
             }
+            bytes.append(13)
+            bytes.append(10)
         }
     }
 
-    private static func appendBulk(_ payload: some Collection<UInt8>, to bytes: inout [UInt8]) {
+    /// `$<count>\r\n`.
+    fileprivate static func appendHeader(_ count: Int, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "$"))
-        appendDecimal(payload.count, to: &bytes)
+        appendDecimal(count, to: &bytes)
+    }
+
+    /// `<value>\r\n`.
+    fileprivate static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        var digits = (0 as UInt64, 0 as UInt64, 0 as UInt64)
+        let count = withUnsafeMutableBytes(of: &digits) { buffer in decimal(value, into: buffer) }
+        withUnsafeBytes(of: &digits) { bytes.append(contentsOf: $0[(24 - count)...]) }
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// Writes `value` in decimal at the end of `buffer` (24 bytes); returns how many bytes.
+    private static func decimal(_ value: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var magnitude = value.magnitude
+        var index = buffer.count
+        repeat {
+            index -= 1
+            buffer[index] = UInt8(truncatingIfNeeded: magnitude % 10) + 48
+            magnitude /= 10
+        } while magnitude > 0
+        if value < 0 {
+            index -= 1
+            buffer[index] = UInt8(ascii: "-")
+        }
+        return buffer.count - index
+    }
+}
+
+/// Commands in wire form, and how many replies they take: what a connection sends.
+package struct EncodedCommands: Sendable {
+    /// The RESP bytes of the commands, key prefix applied.
+    package var bytes: [UInt8]
+    /// How many commands (so replies) they hold.
+    package var count: Int
+
+    /// `commands` encoded with `keyPrefix` in front of their keys.
+    package init(_ commands: [RedisCommand], keyPrefix: String) {
+        bytes = []
+        for command in commands { RESPEncoder.append(command, keyPrefix: keyPrefix, to: &bytes) }
+        count = commands.count
+    }
+
+    /// Commands a ``RESPWriter`` wrote.
+    package init(bytes: [UInt8], count: Int) {
+        self.bytes = bytes
+        self.count = count
+    }
+}
+
+/// Writes commands straight into wire form, without a ``RedisCommand`` per command: for the
+/// large batches of the writes behind.
+///
+/// ```swift
+/// var writer = RESPWriter(keyPrefix: "convert:")
+/// writer.command("HSET", arguments: 3)
+/// writer.key("visitor:1-2:v")
+/// writer.argument("l")
+/// writer.argument(bytes: json)
+/// let encoded = writer.encoded
+/// ```
+package struct RESPWriter {
+    private var bytes: [UInt8] = []
+    private var count = 0
+    private var prefix: [UInt8]
+
+    /// A writer applying `keyPrefix` to keys, with room for `capacity` bytes.
+    package init(keyPrefix: String, capacity: Int = 0) {
+        prefix = Array(keyPrefix.utf8)
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Starts a command named `name` with `arguments` arguments after the name.
+    package mutating func command(_ name: String, arguments: Int) {
+        bytes.append(UInt8(ascii: "*"))
+        RESPEncoder.appendDecimal(arguments + 1, to: &bytes)
+        argument(name)
+        count += 1
+    }
+
+    /// A text argument.
+    package mutating func argument(_ text: String) {
+        var text = text
+        RESPEncoder.appendHeader(text.utf8.count, to: &bytes)
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// A byte argument.
+    package mutating func argument(bytes payload: [UInt8]) {
+        RESPEncoder.appendHeader(payload.count, to: &bytes)
         bytes.append(contentsOf: payload)
-        bytes.append(contentsOf: crlf)
+        bytes.append(13)
+        bytes.append(10)
     }
 
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: String(value).utf8)
-        bytes.append(contentsOf: crlf)
+    /// A number argument.
+    package mutating func argument(_ number: Int) {
+        argument(String(number))
     }
 
-    private static let crlf: [UInt8] = [13, 10]
+    /// A key argument, the prefix in front.
+    package mutating func key(_ key: String) {
+        var key = key
+        RESPEncoder.appendHeader(prefix.count + key.utf8.count, to: &bytes)
+        bytes.append(contentsOf: prefix)
+        key.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// The commands written so far.
+    package var encoded: EncodedCommands { EncodedCommands(bytes: bytes, count: count) }
+
+    /// How many commands were written.
+    package var commandCount: Int { count }
 }

@@ -6,70 +6,82 @@ import Foundation
 /// The Redis connection a ``RedisVisitorBackend`` uses: a thread-safe pool of a few TCP
 /// connections to one server.
 ///
-/// ``ping()`` blocks the calling thread for at most the configured timeouts; call it off Swift
-/// concurrency's cooperative pool. Its `async` overload, like every call the backend makes, runs
-/// on the client's own dispatch queue, so awaiting it never blocks a cooperative thread.
+/// **Every call is bounded by `commandTimeout`** (250 ms by default), all of it: waiting for a
+/// pooled connection, writing the commands, reading every reply. A call that cannot finish in
+/// time fails with ``RedisError/timeout(reason:)``; none waits longer.
 ///
-/// Connections are made on demand up to `poolSize`; a broken one is dropped and replaced on a
-/// later call. After a failed connect the client does not try again until the reconnect backoff
-/// has passed (doubling per failure up to its maximum): meanwhile calls fail at once with
-/// ``RedisError/connectionFailed(reason:)``, so a dead server costs a fast failure rather than
-/// a connect timeout per call. Keys get `keyPrefix`.
+/// **Calls run on the calling thread while that is quick.** An `async` call that finds an idle
+/// connection writes its commands and waits for the reply on the calling thread, in one read
+/// the kernel gives up on after about a millisecond (its timer tick: a few milliseconds; not
+/// when round trips average more than 250 µs, nor while calls are queued), so a typical call
+/// costs three system calls and no thread hop; a slower reply is left to the client's I/O
+/// thread and the caller suspends. A call that finds no idle connection is queued and run by
+/// the I/O thread on the next connection to come free, so no connection waits for a busy
+/// caller. The blocking calls (``ping()``, and the claim ``RedisVisitorBackend`` makes while a
+/// decision is answered) wait on the calling thread, within the same bound.
+///
+/// **Threads and connections are bounded.** Connections are opened on demand up to `poolSize`
+/// by one connector thread, never by a caller; the client adds at most two threads (the
+/// connector and the I/O thread, named `Redis.cn.N` and `Redis.io.N`) whatever the load, and
+/// holds at most `poolSize` connections (and one probe while the server is unreachable).
+///
+/// **An unreachable server costs nothing per call.** A refused or broken connection, or a reply
+/// that does not come within the bound, makes the server *unavailable*: idle connections are
+/// closed, calls waiting for one fail, and later calls fail at once with
+/// ``RedisError/connectionFailed(reason:)`` naming the cause and the next attempt. In the
+/// background the client probes the server (a new connection answering `PING`) after the
+/// reconnect backoff, doubling per failed probe up to its maximum, measured on the injected
+/// clock; the first probe that succeeds makes it available again. Keys get `keyPrefix`.
 ///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"))
 /// try await redis.ping()   // fails fast, naming the cause, when the server is unreachable
 /// let backend = RedisVisitorBackend(client: redis)
+/// // …
+/// redis.close()            // at shutdown, after the SDK's
 /// ```
 public final class RedisClient: Sendable {
     /// Where the client connects, its timeouts, pool size and key prefix.
     public let configuration: RedisConfiguration
-
-    // `@unchecked`: a connection is not Sendable, but it is used only by the one caller that took
-    // it out of the pool; while parked here it is touched only under the pool's lock.
-    private struct PoolState: @unchecked Sendable {
-        var idle: [RedisConnection] = []
-        var closed = false
-        var consecutiveConnectFailures = 0
-        /// No connect attempt before this instant of ``clock``.
-        var retryAt: Duration?
-        var lastConnectFailure: RedisError?
-    }
-
-    private enum Step {
-        case use(RedisConnection)
-        case connect
-        case fail(RedisError)
-    }
-
-    private let state = Locked(PoolState())
-    /// One permit per connection the pool may hold.
-    private let permits: DispatchSemaphore
-    /// Where the `async` overloads run their blocking I/O.
-    private let queue = DispatchQueue(label: "ConvertRedis.client", attributes: .concurrent)
-    /// Measures the reconnect backoff (socket deadlines are the kernel's, on the system clock).
-    private let clock: any SleepClock
-    /// The waits between connect attempts.
-    private let reconnectBackoff: Backoff
+    let pool: RedisPool
 
     /// A client for `configuration`; connects lazily, on the first call. The reconnect backoff
     /// is measured on `clock`.
     public init(configuration: RedisConfiguration, clock: any SleepClock = .continuous) {
         self.configuration = configuration
-        self.clock = clock
-        reconnectBackoff = Backoff(initial: configuration.reconnectBackoffInitial, maximum: configuration.reconnectBackoffMax)
-        permits = DispatchSemaphore(value: max(configuration.poolSize, 1))
+        pool = RedisPool(configuration: configuration, clock: clock)
     }
 
-    /// Closes idle connections and makes later calls fail with ``RedisError/clientClosed``;
-    /// connections in use close when their call ends.
+    deinit { pool.close() }
+
+    /// Closes idle connections, fails calls waiting for a connection, stops the background probe
+    /// and threads, and makes later calls fail with ``RedisError/clientClosed``; connections in
+    /// use close when their call ends.
     public func close() {
-        let idle = state.withValue { state in
-            state.closed = true
-            defer { state.idle = [] }
-            return state.idle
-        }
-        idle.forEach { $0.close() }
+        pool.close()
+    }
+
+    /// The suffix of this client's thread names (`Redis.io.N`, `Redis.cn.N`).
+    package var threadNumber: Int { pool.number }
+
+    /// Whether the server is taken as reachable: `false` from a transport failure until a
+    /// background probe succeeds (calls meanwhile fail at once).
+    public var isAvailable: Bool { pool.isAvailable }
+
+    /// Calls `handler` (on the thread that noticed, outside the client's locks) when the server
+    /// becomes unavailable or available again, or loses its data set (see
+    /// ``watchDataSet(markerKey:)``).
+    package func subscribe(_ handler: @escaping @Sendable (RedisClientEvent) -> Void) {
+        pool.subscribe(handler)
+    }
+
+    /// Checks on every new connection (in its setup round trip) that the key `markerKey` still
+    /// holds the value this client saw last, creating it when absent; a marker gone or replaced
+    /// means the server lost its data since (a restart without persistence, a flush), published
+    /// as ``RedisClientEvent/dataLost``. A restart always breaks the connections, so the next
+    /// connection after it checks.
+    package func watchDataSet(markerKey: String) {
+        pool.watchDataSet(markerKey: markerKey)
     }
 
     // MARK: Synchronous calls
@@ -77,7 +89,7 @@ public final class RedisClient: Sendable {
     /// Sends one command; an error reply throws ``RedisError/serverError(message:)``.
     @discardableResult
     package func send(_ command: RedisCommand) throws(RedisError) -> RESPValue {
-        let reply = try withConnection { connection throws(RedisError) in try connection.send([command])[0] }
+        let reply = try perform([command])[0]
         if let message = reply.errorMessage { throw RedisError.reply(message) }
         return reply
     }
@@ -85,12 +97,17 @@ public final class RedisClient: Sendable {
     /// Sends `commands` in one write on one connection and returns one result per command: the
     /// reply, or the server's error for that command. Throws only when the connection fails.
     package func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
-        guard !commands.isEmpty else { return [] }
-        let replies = try withConnection { connection throws(RedisError) in try connection.send(commands) }
-        return replies.map { reply in
-            if let message = reply.errorMessage { return .failure(RedisError.reply(message)) }
-            return .success(reply)
-        }
+        try perform(commands).map(Self.result)
+    }
+
+    /// Runs `script` (`EVALSHA`, then `EVAL` if the server lacks it) with `keys` (prefixed) and
+    /// `args`; an error reply throws.
+    @discardableResult
+    package func run(_ script: RedisScript, keys: [String], args: [RedisArgument]) throws(RedisError) -> RESPValue {
+        var reply = try perform([.evalsha(script, keys: keys, args: args)])[0]
+        if reply.isNoScript { reply = try perform([.eval(script.source, keys: keys, args: args)])[0] }
+        if let message = reply.errorMessage { throw RedisError.reply(message) }
+        return reply
     }
 
     /// `PING`; throws unless the server answers `PONG`.
@@ -153,84 +170,105 @@ public final class RedisClient: Sendable {
         try send(.eval(script, keys: keys, args: args))
     }
 
-    // MARK: Asynchronous calls (the same, run on the client's queue)
+    // MARK: Asynchronous calls (the same, without blocking the caller's thread for long)
 
     /// ``send(_:)`` without blocking the caller's thread.
     @discardableResult
     package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
-        try await offload { client throws(RedisError) in try client.send(command) }
+        let reply = try await perform([command])[0]
+        if let message = reply.errorMessage { throw RedisError.reply(message) }
+        return reply
     }
 
-    /// ``pipeline(_:)`` without blocking the caller's thread.
-    package func pipeline(_ commands: [RedisCommand]) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
-        try await offload { client throws(RedisError) in try client.pipeline(commands) }
+    /// ``pipeline(_:)`` without blocking the caller's thread. `slow`: the replies are expected
+    /// to take longer than a round trip (a large batch), so the caller suspends at once instead
+    /// of waiting on its thread first.
+    package func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        try await perform(commands, slow: slow).map(Self.result)
+    }
+
+    /// Commands a ``RESPWriter`` wrote (with this client's key prefix), in one write: one result
+    /// per command, as ``pipeline(_:slow:)``.
+    package func pipeline(_ encoded: EncodedCommands, slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        try await perform(encoded, slow: slow).map(Self.result)
+    }
+
+    /// ``run(_:keys:args:)`` without blocking the caller's thread; `slow` as for
+    /// ``pipeline(_:slow:)``.
+    @discardableResult
+    package func run(_ script: RedisScript, keys: [String], args: [RedisArgument], slow: Bool = false) async throws(RedisError) -> RESPValue {
+        var reply = try await perform([.evalsha(script, keys: keys, args: args)], slow: slow)[0]
+        if reply.isNoScript { reply = try await perform([.eval(script.source, keys: keys, args: args)], slow: slow)[0] }
+        if let message = reply.errorMessage { throw RedisError.reply(message) }
+        return reply
     }
 
     /// ``ping()`` without blocking the caller's thread.
     public func ping() async throws(RedisError) {
-        try await offload { client throws(RedisError) in try client.ping() }
+        let reply = try await send(.ping)
+        guard reply.stringValue == "PONG" else { throw .protocolError(reason: "PING answered a \(reply.summary)") }
     }
 
     /// ``hgetall(_:)`` without blocking the caller's thread.
     package func hgetall(_ key: String) async throws(RedisError) -> [String: Data] {
-        try await offload { client throws(RedisError) in try client.hgetall(key) }
+        try await send(.hgetall(key)).hashFields()
     }
 
     /// ``hset(_:_:)`` without blocking the caller's thread.
     @discardableResult
     package func hset(_ key: String, _ fields: [String: Data]) async throws(RedisError) -> Int {
-        try await offload { client throws(RedisError) in try client.hset(key, fields) }
+        guard !fields.isEmpty else { return 0 }
+        return try integer(await send(.hset(key, fields)), "HSET")
     }
 
     /// ``hset(_:_:)`` with text values, without blocking the caller's thread.
     @discardableResult
     package func hset(_ key: String, _ fields: [String: String]) async throws(RedisError) -> Int {
-        try await offload { client throws(RedisError) in try client.hset(key, fields) }
+        try await hset(key, fields.mapValues { Data($0.utf8) })
     }
 
     /// ``hsetnx(_:_:_:)`` without blocking the caller's thread.
     @discardableResult
     package func hsetnx(_ key: String, _ field: String, _ value: Data) async throws(RedisError) -> Bool {
-        try await offload { client throws(RedisError) in try client.hsetnx(key, field, value) }
+        try integer(await send(.hsetnx(key, field, value)), "HSETNX") == 1
     }
 
     /// ``hsetnx(_:_:_:)`` with a text value, without blocking the caller's thread.
     @discardableResult
     package func hsetnx(_ key: String, _ field: String, _ value: String) async throws(RedisError) -> Bool {
-        try await offload { client throws(RedisError) in try client.hsetnx(key, field, value) }
+        try await hsetnx(key, field, Data(value.utf8))
     }
 
     /// ``expire(_:ttl:)`` without blocking the caller's thread.
     @discardableResult
     package func expire(_ key: String, ttl: Duration) async throws(RedisError) -> Bool {
-        try await offload { client throws(RedisError) in try client.expire(key, ttl: ttl) }
+        try integer(await send(.expire(key, ttl: ttl)), "PEXPIRE") == 1
     }
 
     /// ``del(_:)`` without blocking the caller's thread.
     @discardableResult
     package func del(_ keys: [String]) async throws(RedisError) -> Int {
-        try await offload { client throws(RedisError) in try client.del(keys) }
+        guard !keys.isEmpty else { return 0 }
+        return try integer(await send(.del(keys)), "DEL")
     }
 
     /// ``del(_:)`` of the given keys, without blocking the caller's thread.
     @discardableResult
     package func del(_ keys: String...) async throws(RedisError) -> Int {
-        try await offload { client throws(RedisError) in try client.del(keys) }
+        try await del(keys)
     }
 
     /// ``eval(_:keys:args:)`` without blocking the caller's thread.
     @discardableResult
     package func eval(_ script: String, keys: [String] = [], args: [RedisArgument] = []) async throws(RedisError) -> RESPValue {
-        try await offload { client throws(RedisError) in try client.eval(script, keys: keys, args: args) }
+        try await send(.eval(script, keys: keys, args: args))
     }
 
-    // MARK: Pool
+    // MARK: Exchanges
 
-    private func offload<T: Sendable>(_ body: @escaping @Sendable (RedisClient) throws(RedisError) -> T) async throws(RedisError) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, RedisError>, Never>) in
-            queue.async { continuation.resume(returning: Result { () throws(RedisError) -> T in try body(self) }) }
-        }
-        return try result.get()
+    private static func result(_ reply: RESPValue) -> Result<RESPValue, RedisError> {
+        if let message = reply.errorMessage { return .failure(RedisError.reply(message)) }
+        return .success(reply)
     }
 
     private func integer(_ reply: RESPValue, _ command: String) throws(RedisError) -> Int {
@@ -238,91 +276,169 @@ public final class RedisClient: Sendable {
         return Int(value)
     }
 
-    private func withConnection<T>(_ body: (RedisConnection) throws(RedisError) -> T) throws(RedisError) -> T {
-        let connection = try checkout()
-        defer { checkin(connection) }
-        return try body(connection)
+    /// Runs `commands` on a pooled connection, blocking the calling thread until the replies are
+    /// in or the call's deadline passes: on this thread when a connection is idle, else queued
+    /// for the I/O thread.
+    func perform(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
+        guard !commands.isEmpty else { return [] }
+        return try perform(.commands(commands), count: commands.count)
     }
 
-    private func checkout() throws(RedisError) -> RedisConnection {
-        if state.value.closed { throw .clientClosed }
-        let wait = configuration.commandTimeout.wholeMillisecondsRoundedUp
-        guard permits.wait(timeout: .now() + .milliseconds(Int(clamping: wait))) == .success else {
-            throw .timeout(reason: "all \(max(configuration.poolSize, 1)) pooled connections stayed busy for \(wait) ms")
+    /// What a call sends: commands, or commands already encoded.
+    enum Payload {
+        case commands([RedisCommand])
+        case encoded(EncodedCommands)
+
+        func begin(on connection: RedisConnection) throws(RedisError) {
+            switch self {
+            case .commands(let commands): try connection.begin(commands)
+            case .encoded(let encoded): try connection.begin(encoded)
+            }
         }
-        do {
-            return try acquire()
+
+        func encoded(keyPrefix: String) -> EncodedCommands {
+            switch self {
+            case .commands(let commands): EncodedCommands(commands, keyPrefix: keyPrefix)
+            case .encoded(let encoded): encoded
+            }
+        }
+    }
+
+    private func perform(_ payload: Payload, count: Int) throws(RedisError) -> [RESPValue] {
+        let deadline = ContinuousClock.now + configuration.commandTimeout
+        let lease: Lease
+        switch pool.checkoutNow() {
+        case .lease(let taken): lease = taken
+        case .fail(let error): throw error
+        case .wait: return try performQueued(payload.encoded(keyPrefix: configuration.keyPrefix), deadline: deadline)
+        }
+        let started = ContinuousClock.now
+        let connection = lease.connection
+        do throws(RedisError) {
+            try payload.begin(on: connection)
+            var done = try connection.advance(.none)
+            while !done {
+                guard ContinuousClock.now < deadline else { throw timedOut(connection, started: started, deadline: deadline) }
+                if connection.isWriting || deadline - .now < Self.preciseWaitBelow {
+                    // A large pipeline the socket has not taken yet, or a deadline close enough
+                    // that a kernel read timeout (a timer tick or two) would overshoot it: poll.
+                    guard try connection.wait(until: deadline) else { throw timedOut(connection, started: started, deadline: deadline) }
+                    done = try connection.advance(.available)
+                } else {
+                    // The reply, waited for in the kernel (one read, not a poll and a read).
+                    done = try connection.advance(.waiting)
+                }
+            }
         } catch {
-            permits.signal()
+            pool.finish(lease, started: started, result: .failure(error))
             throw error
         }
+        return finished(lease, count, started: started, slow: false)
     }
 
-    /// An idle connection that is still sound, else a new one unless the backoff forbids it.
-    private func acquire() throws(RedisError) -> RedisConnection {
-        while true {
-            let step = state.withValue { state -> Step in
-                if state.closed { return .fail(.clientClosed) }
-                if let idle = state.idle.popLast() { return .use(idle) }
-                let now = clock.elapsed
-                if let retryAt = state.retryAt {
-                    if now < retryAt {
-                        return .fail(.connectionFailed(reason: "server unavailable, next connect attempt in "
-                            + "\((retryAt - now).wholeMillisecondsRoundedUp) ms (last attempt: "
-                            + "\(state.lastConnectFailure.map(Self.reason) ?? "failed"))"))
-                    }
-                    // This caller probes; the others keep failing fast until it is done.
-                    state.retryAt = now + reconnectBackoff.delay(afterFailures: state.consecutiveConnectFailures)
-                }
-                return .connect
+    /// Runs `commands` on a pooled connection: on the calling thread while the reply is quick
+    /// (when a connection is idle), else on the I/O thread while the caller is suspended, until
+    /// the replies are in or the call's deadline passes.
+    func perform(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [RESPValue] {
+        guard !commands.isEmpty else { return [] }
+        return try await perform(.commands(commands), count: commands.count, slow: slow)
+    }
+
+    /// ``perform(_:slow:)`` of commands already encoded (a ``RESPWriter``'s, with this client's
+    /// key prefix).
+    func perform(_ encoded: EncodedCommands, slow: Bool = false) async throws(RedisError) -> [RESPValue] {
+        guard encoded.count > 0 else { return [] }
+        return try await perform(.encoded(encoded), count: encoded.count, slow: slow)
+    }
+
+    private func perform(_ payload: Payload, count: Int, slow: Bool) async throws(RedisError) -> [RESPValue] {
+        let deadline = ContinuousClock.now + configuration.commandTimeout
+        let pool = self.pool
+        let lease: Lease
+        switch pool.checkoutNow() {
+        case .lease(let taken): lease = taken
+        case .fail(let error): throw error
+        case .wait:
+            let encoded = payload.encoded(keyPrefix: configuration.keyPrefix)
+            let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RESPValue], RedisError>, Never>) in
+                pool.submit(encoded, deadline: deadline) { continuation.resume(returning: $0) }
             }
-            switch step {
-            case .fail(let error):
-                throw error
-            case .use(let connection):
-                if connection.isReusable { return connection }
-                connection.close()
-            case .connect:
-                do {
-                    let connection = try RedisConnection(configuration: configuration)
-                    state.withValue { state in
-                        state.consecutiveConnectFailures = 0
-                        state.retryAt = nil
-                        state.lastConnectFailure = nil
-                    }
-                    return connection
-                } catch {
-                    switch error {
-                    case .connectionFailed, .timeout:
-                        state.withValue { state in
-                            state.consecutiveConnectFailures += 1
-                            state.retryAt = clock.elapsed + reconnectBackoff.delay(afterFailures: state.consecutiveConnectFailures)
-                            state.lastConnectFailure = error
-                        }
-                    default:
-                        break
-                    }
-                    throw error
-                }
+            return try result.get()
+        }
+        let started = ContinuousClock.now
+        let connection = lease.connection
+        do throws(RedisError) {
+            try payload.begin(on: connection)
+            if try connection.advance(.none) { return finished(lease, count, started: started, slow: slow) }
+            // The reply waited for in the kernel for a millisecond (one read), when it is likely
+            // to come that soon; else, or when it did not, the I/O thread waits for it.
+            if !slow && !connection.isWriting && pool.waitsOnCaller, try connection.advance(.waiting) {
+                return finished(lease, count, started: started, slow: slow)
+            }
+        } catch {
+            pool.finish(lease, started: started, result: .failure(error))
+            throw error
+        }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RESPValue], RedisError>, Never>) in
+            pool.reactor.add(RedisReactor.Exchange(lease: lease, commands: nil, started: started, deadline: deadline,
+                                                   timed: !slow && count == 1,
+                                                   done: { continuation.resume(returning: $0) }), pool: pool)
+        }
+        return try result.get()
+    }
+
+    private func finished(_ lease: Lease, _ count: Int, started: ContinuousClock.Instant, slow: Bool) -> [RESPValue] {
+        let replies = lease.connection.takeReplies()
+        if !slow, count == 1 { pool.noteRoundTrip(.now - started) }
+        pool.release(lease)
+        return replies
+    }
+
+    private func timedOut(_ connection: RedisConnection, started: ContinuousClock.Instant,
+                          deadline: ContinuousClock.Instant) -> RedisError {
+        let error = RedisError.timeout(reason: "no reply from \(connection.peer) within "
+            + "\((deadline - started).wholeMillisecondsRoundedUp) ms")
+        connection.fail(error)
+        return error
+    }
+
+    /// A blocking call queued for the I/O thread: waits for its replies until `deadline` (and a
+    /// moment more for an exchange the I/O thread is finishing, which it ends at that deadline).
+    private func performQueued(_ commands: EncodedCommands, deadline: ContinuousClock.Instant) throws(RedisError) -> [RESPValue] {
+        let box = Locked<Result<[RESPValue], RedisError>?>(nil)
+        let signal = DispatchSemaphore(value: 0)
+        let id = pool.submit(commands, deadline: deadline) { result in
+            box.set(result)
+            signal.signal()
+        }
+        if signal.wait(timeout: Self.dispatchTime(deadline)) == .timedOut {
+            if pool.cancel(id) { throw pool.poolTimeout() }
+            // Started on a connection meanwhile: the I/O thread ends it at the deadline.
+            if signal.wait(timeout: Self.dispatchTime(deadline + Self.lateReplyGrace)) == .timedOut {
+                throw RedisError.timeout(reason: "no reply within \(configuration.commandTimeout.wholeMillisecondsRoundedUp) ms")
             }
         }
+        guard let result = box.value else { throw pool.poolTimeout() }
+        return try result.get()
     }
 
-    private func checkin(_ connection: RedisConnection) {
-        let keep = connection.isOpen
-        let discard = state.withValue { state -> RedisConnection? in
-            guard keep, !state.closed else { return connection }
-            state.idle.append(connection)
-            return nil
-        }
-        discard?.close()
-        permits.signal()
-    }
+    /// Below this much time left, a blocking call waits with `poll` (precise to the millisecond)
+    /// rather than a kernel read timeout (rounded up to the timer tick, 4 ms and more).
+    private static let preciseWaitBelow: Duration = .milliseconds(20)
 
-    private static func reason(_ error: RedisError) -> String {
-        switch error {
-        case .connectionFailed(let reason), .timeout(let reason), .protocolError(let reason): reason
-        default: error.description
-        }
+    /// How long past its deadline a blocking call waits for the I/O thread to end its exchange.
+    private static let lateReplyGrace: Duration = .milliseconds(20)
+
+    private static func dispatchTime(_ instant: ContinuousClock.Instant) -> DispatchTime {
+        .now() + .nanoseconds(Int(clamping: max(instant - .now, .zero).wholeNanoseconds))
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var wholeNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? (seconds < 0 ? .min : .max) : product &+ attoseconds / 1_000_000_000
     }
 }

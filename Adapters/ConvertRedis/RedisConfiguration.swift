@@ -22,23 +22,31 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
     /// How long what a store writes should live; `nil` keeps keys until deleted. The client sends
     /// no expiry of its own: ``RedisVisitorBackend`` renews it (`PEXPIRE`) on every write.
     public var ttl: Duration?
-    /// The longest wait for a TCP connection.
+    /// The longest wait for a TCP connection. Connections are opened by the client's connector
+    /// thread, never by a call: a call waits for one only within its `commandTimeout`.
     public var connectTimeout: Duration
-    /// The longest wait for one call: writing its commands and reading every reply, or waiting
-    /// for a free pooled connection.
+    /// The longest any call takes, all of it: waiting for a pooled connection, writing its
+    /// commands and reading every reply (250 ms by default). Past it the call fails with
+    /// ``RedisError/timeout(reason:)``; a reply that does not come in time also makes the
+    /// server unavailable until a background probe reaches it again.
     public var commandTimeout: Duration
-    /// The most connections the client holds open at once.
+    /// The most connections the client holds open at once. Size it to the calls that may run at
+    /// the same moment: the threads deciding requests (a claim or a load each), plus one for the
+    /// shared store's writes behind. Calls beyond it wait for a connection, within their
+    /// `commandTimeout`.
     public var poolSize: Int
-    /// The wait after a failed connect before the next attempt; doubled per further failure.
+    /// The wait after the server became unavailable before the client's first background probe;
+    /// doubled per failed probe.
     public var reconnectBackoffInitial: Duration
-    /// The longest wait between connect attempts.
+    /// The longest wait between probes.
     public var reconnectBackoffMax: Duration
 
-    /// A configuration; by default a local server on 6379, no password, database 0, no prefix, 2 s
-    /// timeouts, 4 connections.
+    /// A configuration; by default a local server on 6379, no password, database 0, no prefix, a
+    /// 1 s connect timeout, 250 ms per call, 4 connections, reconnect probes from 100 ms doubling
+    /// to 5 s.
     public init(host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
                 database: Int = 0, keyPrefix: String = "", ttl: Duration? = nil,
-                connectTimeout: Duration = .seconds(2), commandTimeout: Duration = .seconds(2), poolSize: Int = 4,
+                connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .milliseconds(250), poolSize: Int = 4,
                 reconnectBackoffInitial: Duration = .milliseconds(100), reconnectBackoffMax: Duration = .seconds(5)) {
         self.host = host
         self.port = port

@@ -13,13 +13,22 @@ import Foundation
 ///
 /// The hash at `visitor:{accountId}-{projectId}:{visitorId}` (after the client's key prefix) has
 /// a field `d:{experienceId}` per sticky decision and `g:{goalId}` per converted goal, both set
-/// with `HSETNX`, so the first instance to write one wins; `l` holds the matched locations and
-/// `s` the segments (JSON), replaced by the latest save. The client's `ttl`, when set, is
-/// renewed on every save. Cluster routing is not supported: use one endpoint (a primary, a
-/// proxy, or a cluster-aware proxy in front of a cluster).
-public struct RedisVisitorBackend: VisitorDataBackend {
+/// only when absent (`HSETNX`), so the first instance to write one wins; `l` holds the matched
+/// locations and `s` the segments (JSON), replaced by the latest write. The client's `ttl`,
+/// when set, is renewed on every write and claim.
+///
+/// Round trips: a load is one `HGETALL`; a claim is one short Lua script (`EVALSHA`: `HSETNX`
+/// of the decision's field, its value read back, the time to live renewed); a goal record is
+/// one `HSETNX` with the renewal pipelined; the writes behind are one script per 128 visitors,
+/// all of a batch's scripts pipelined in one round trip. Cluster routing is not supported: use
+/// one endpoint (a primary, a proxy, or a cluster-aware proxy in front of a cluster).
+///
+/// The key `visitors:marker` (after the prefix) marks the data set: a new connection that finds
+/// it gone or replaced tells the shared store the server lost its data
+/// (``VisitorDataBackendEvent/dataLost``), and the store writes its recent visitors again.
+public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// A hash under a visitor's key that this backend did not write.
-    public struct InvalidRecord: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct InvalidRecord: VisitorRecordError, Sendable, Hashable, CustomStringConvertible {
         /// The Redis key (before the client's prefix).
         public let key: String
         /// What is wrong with its value.
@@ -32,17 +41,44 @@ public struct RedisVisitorBackend: VisitorDataBackend {
     /// Visitor data through `client`, with its key prefix and TTL.
     public init(client: RedisClient) {
         self.client = client
+        client.watchDataSet(markerKey: Self.markerKey)
     }
+
+    /// `Redis at redis://host:port/db` (never the password), for log lines.
+    public var description: String { "Redis at \(client.configuration)" }
 
     /// The Redis key of a visitor (before the client's prefix): where to inspect or delete its data.
     public static func redisKey(_ key: VisitorKey) -> String {
         "visitor:\(key.namespace):\(key.visitorId)"
     }
 
+    /// The key whose disappearance says the server lost its data (before the client's prefix).
+    public static let markerKey = "visitors:marker"
+
+    /// The field of a decision for `experienceId`.
+    static func decisionField(_ experienceId: String) -> String { "d:" + experienceId }
+
+    private var ttlArgument: RedisArgument {
+        .integer(client.configuration.ttl.map { max(1, Int(clamping: $0.wholeMillisecondsRoundedUp)) } ?? 0)
+    }
+
     public func load(_ key: VisitorKey) async throws -> VisitorData? {
         let redisKey = Self.redisKey(key)
-        let fields = try await client.hgetall(redisKey)
-        return fields.isEmpty ? nil : try Self.decode(fields, key: redisKey)
+        let reply: RESPValue
+        do {
+            reply = try await client.send(.hgetall(redisKey))
+        } catch {
+            throw Self.recordError(error, key: redisKey)
+        }
+        return try Self.decode(reply, key: redisKey)
+    }
+
+    /// A `WRONGTYPE` answer as what it is: a record holding another kind of value.
+    static func recordError(_ error: RedisError, key: String) -> any Error {
+        if case .serverError(let message) = error, message.hasPrefix("WRONGTYPE") {
+            return InvalidRecord(key: key, reason: "it holds another kind of value (\(message))")
+        }
+        return error
     }
 
     public func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData {
@@ -56,23 +92,23 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         var spans: [(start: Int, readBack: Int)] = []
         for (key, data) in records {
             let start = commands.count
-            commands += try Self.writes(Self.redisKey(key), data, ttl: client.configuration.ttl)
+            commands += Self.writes(Self.redisKey(key), data, ttl: client.configuration.ttl)
             spans.append((start, commands.count))
             commands.append(.hgetall(Self.redisKey(key)))
         }
-        let replies = try await client.pipeline(commands)
+        let replies = try await client.pipeline(commands, slow: records.count > 1)
         var out: [VisitorData] = []
         out.reserveCapacity(records.count)
         for ((key, _), span) in zip(records, spans) {
             var readBack: RESPValue?
             for reply in replies[span.start...span.readBack] {
                 switch reply {
-                case .failure(let error): throw error  // WRONGTYPE: the key holds something else
+                case .failure(let error): throw Self.recordError(error, key: Self.redisKey(key))
                 case .success(let value): readBack = value
                 }
             }
             guard let readBack else { throw InvalidRecord(key: Self.redisKey(key), reason: "no reply") }
-            out.append(try Self.decode(readBack.hashFields(), key: Self.redisKey(key)))
+            out.append(try Self.decode(readBack, key: Self.redisKey(key)) ?? VisitorData())
         }
         return out
     }
@@ -82,61 +118,290 @@ public struct RedisVisitorBackend: VisitorDataBackend {
         var commands: [RedisCommand] = [.hsetnx(redisKey, "g:" + goalId, Data("1".utf8))]
         if let ttl = client.configuration.ttl { commands.append(.expire(redisKey, ttl: ttl)) }
         let replies = try await client.pipeline(commands)
-        guard case .success(let reply) = replies[0] else {
-            if case .failure(let error) = replies[0] { throw error }
-            return false
+        do {
+            return try replies[0].get().intValue == 1
+        } catch {
+            throw Self.recordError(error, key: redisKey)
         }
-        return reply.intValue == 1
+    }
+
+    // MARK: Claims
+
+    /// `HSETNX` of the decision's field, the time to live renewed (`ARGV[3]` milliseconds, `0`
+    /// for none), and whether the `HSETNX` set it with the variation that holds (`{1, ARGV[2]}`,
+    /// else `{0, the field's value}`). One round trip, atomic.
+    static let claimScript = RedisScript("""
+        local won = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+        if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+        if won == 1 then return {1, ARGV[2]} end
+        return {0, redis.call('HGET', KEYS[1], ARGV[1])}
+        """)
+
+    public func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
+        let redisKey = Self.redisKey(key)
+        do {
+            return try Self.claimed(client.run(Self.claimScript, keys: [redisKey],
+                                               args: [.string(Self.decisionField(experienceId)), .string(variationId), ttlArgument]),
+                                    key: redisKey)
+        } catch let error as RedisError {
+            throw Self.recordError(error, key: redisKey)
+        }
+    }
+
+    public func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async throws -> VariationClaim {
+        let redisKey = Self.redisKey(key)
+        do {
+            return try Self.claimed(await client.run(Self.claimScript, keys: [redisKey],
+                                                     args: [.string(Self.decisionField(experienceId)), .string(variationId), ttlArgument]),
+                                    key: redisKey)
+        } catch let error as RedisError {
+            throw Self.recordError(error, key: redisKey)
+        }
+    }
+
+    private static func claimed(_ reply: RESPValue, key: String) throws -> VariationClaim {
+        guard let pair = reply.arrayValue, pair.count == 2, let won = pair[0].intValue, case .bulkString(let bytes?) = pair[1] else {
+            throw InvalidRecord(key: key, reason: "the claim answered a \(reply.summary)")
+        }
+        return VariationClaim(variationId: String(decoding: bytes, as: UTF8.self), isFirst: won == 1)
+    }
+
+    // MARK: Writes behind
+
+    /// Per change: `HSETNX` of each new decision, one `HSET` of the goals, locations and
+    /// segments given, `PEXPIRE` when asked; the batch in one pipeline. A decision another
+    /// instance stored first is read back (`HGET`) in a second round trip, only when some are.
+    public func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
+        guard !changes.isEmpty else { return [] }
+        let ttl = client.configuration.ttl.map { String(max(1, $0.wholeMillisecondsRoundedUp)) }
+        // Written straight into wire form: a batch is hundreds of commands.
+        var writer = RESPWriter(keyPrefix: client.configuration.keyPrefix, capacity: changes.count * 96)
+        var json: [UInt8] = []
+        /// Per change, the range of its commands; per new decision, where its `HSETNX` is.
+        var spans: [Range<Int>] = []
+        spans.reserveCapacity(changes.count)
+        var decisions: [(change: Int, experience: String, variation: String, reply: Int)] = []
+        for (index, change) in changes.enumerated() {
+            let key = Self.redisKey(change.key)
+            let start = writer.commandCount
+            for (experience, variation) in change.decisions.sorted(by: { $0.key < $1.key }) {
+                decisions.append((index, experience, variation, writer.commandCount))
+                writer.command("HSETNX", arguments: 3)
+                writer.key(key)
+                writer.argument(Self.decisionField(experience))
+                writer.argument(variation)
+            }
+            let fields = change.goals.count + (change.locations == nil ? 0 : 1) + (change.segmentValues == nil ? 0 : 1)
+            if fields > 0 {
+                writer.command("HSET", arguments: 1 + 2 * fields)
+                writer.key(key)
+                for goal in change.goals.sorted() {
+                    writer.argument("g:" + goal)
+                    writer.argument("1")
+                }
+                if let locations = change.locations {
+                    json.removeAll(keepingCapacity: true)
+                    VisitorJSON.appendLocations(locations, to: &json)
+                    writer.argument("l")
+                    writer.argument(bytes: json)
+                }
+                if let segments = change.segmentValues {
+                    json.removeAll(keepingCapacity: true)
+                    VisitorJSON.append(.object(segments), to: &json)
+                    writer.argument("s")
+                    writer.argument(bytes: json)
+                }
+            }
+            if change.renewsExpiry, let ttl, writer.commandCount > start || !change.isEmpty {
+                writer.command("PEXPIRE", arguments: 2)
+                writer.key(key)
+                writer.argument(ttl)
+            }
+            spans.append(start..<writer.commandCount)
+        }
+        guard writer.commandCount > 0 else { return Array(repeating: [:], count: changes.count) }
+        let replies = try await client.pipeline(writer.encoded, slow: true)
+        var kept = [[String: String]](repeating: [:], count: changes.count)
+        guard !decisions.isEmpty else { return kept }
+        // A record holding something else (WRONGTYPE) is left out: no retry could write it.
+        let skipped = Set(spans.indices.filter { index in
+            spans[index].contains { if case .failure = replies[$0] { true } else { false } }
+        })
+        let lost = decisions.filter { !skipped.contains($0.change) && (try? replies[$0.reply].get().intValue) == 0 }
+        guard !lost.isEmpty else { return kept }
+        let stored = try await client.pipeline(lost.map { ["HGET", .key(Self.redisKey(changes[$0.change].key)), .string(Self.decisionField($0.experience))] })
+        for (decision, reply) in zip(lost, stored) {
+            guard let value = try? reply.get().stringValue, value != decision.variation else { continue }
+            kept[decision.change][decision.experience] = value
+        }
+        return kept
+    }
+
+    // MARK: Events
+
+    public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
+        client.subscribe { event in
+            switch event {
+            case .unavailable(let error): handler(.unavailable(reason: error.description))
+            case .available(let after): handler(.available(downFor: after))
+            case .dataLost: handler(.dataLost)
+            }
+        }
     }
 
     // MARK: Encoding
 
-    private static func writes(_ key: String, _ data: VisitorData, ttl: Duration?) throws -> [RedisCommand] {
+    private static func writes(_ key: String, _ data: VisitorData, ttl: Duration?) -> [RedisCommand] {
         var commands: [RedisCommand] = []
-        for (experience, variation) in data.bucketing.sorted(by: { $0.key < $1.key }) {
-            commands.append(.hsetnx(key, "d:" + experience, Data(variation.utf8)))
+        data.forEachDecision { experience, variation in
+            commands.append(.hsetnx(key, decisionField(experience.string), Data(variation.string.utf8)))
         }
         for goal in data.goals.sorted() {
             commands.append(.hsetnx(key, "g:" + goal, Data("1".utf8)))
         }
         var replaced: [String: Data] = [:]
-        if !data.locations.isEmpty { replaced["l"] = try JSONEncoder().encode(data.locations.sorted()) }
-        if !data.segmentValues.isEmpty { replaced["s"] = try JSONEncoder().encode(data.segmentValues) }
+        if data.hasLocations { replaced["l"] = VisitorJSON.locations(data.locations) }
+        if let segments = data.storedSegmentValues, !segments.isEmpty { replaced["s"] = VisitorJSON.object(segments) }
         if !replaced.isEmpty { commands.append(.hset(key, replaced)) }
         if let ttl { commands.append(.expire(key, ttl: ttl)) }
         return commands
     }
 
-    static func decode(_ fields: [String: Data], key: String) throws -> VisitorData {
-        var bucketing: [String: String] = [:]
-        var goals: Set<String> = []
-        var locations: Set<String> = []
-        var segments: [String: JSONValue] = [:]
+    /// The visitor data in an `HGETALL` reply; `nil` for an empty hash (an unknown visitor).
+    static func decode(_ reply: RESPValue, key: String) throws -> VisitorData? {
+        guard case .array(let elements) = reply else { throw RedisError.protocolError(reason: "HGETALL answered a \(reply.summary)") }
+        guard let flat = elements, !flat.isEmpty else { return nil }
+        guard flat.count.isMultiple(of: 2) else {
+            throw RedisError.protocolError(reason: "HGETALL answered an odd number (\(flat.count)) of elements")
+        }
+        var data = VisitorData()
         var recognized = 0
-        for (name, value) in fields {
+        var names: [String] = []
+        var index = 0
+        while index < flat.count {
+            guard case .bulkString(let nameBytes?) = flat[index], case .bulkString(let value?) = flat[index + 1] else {
+                throw RedisError.protocolError(reason: "HGETALL answered a field that is not a string")
+            }
+            index += 2
+            let name = String(decoding: nameBytes, as: UTF8.self)
             if name.hasPrefix("d:") {
-                bucketing[String(name.dropFirst(2))] = String(decoding: value, as: UTF8.self)
+                data.setVariation(InternedId(String(decoding: value, as: UTF8.self)), forExperience: InternedId(String(name.dropFirst(2))))
                 recognized += 1
             } else if name.hasPrefix("g:") {
-                goals.insert(String(name.dropFirst(2)))
+                data.insertGoal(InternedId(String(name.dropFirst(2))))
                 recognized += 1
             } else if name == "l" {
-                guard let list = try? JSONDecoder().decode([String].self, from: value) else {
+                guard case .array(let list)? = try? JSONParser.parse(value), list.allSatisfy({ $0.stringValue != nil }) else {
                     throw InvalidRecord(key: key, reason: "field l is not a JSON list of locations")
                 }
-                locations = Set(list)
+                for location in list { if let location = location.stringValue { data.insertLocation(InternedId(location)) } }
                 recognized += 1
             } else if name == "s" {
-                guard let decoded = try? JSONDecoder().decode([String: JSONValue].self, from: value) else {
+                guard case .object(let segments)? = try? JSONParser.parse(value) else {
                     throw InvalidRecord(key: key, reason: "field s is not JSON segments")
                 }
-                segments = decoded
+                data.segmentValues = segments
                 recognized += 1
+            } else if names.count < 5 {
+                names.append(name)
             }
         }
-        guard recognized > 0 || fields.isEmpty else {
-            throw InvalidRecord(key: key, reason: "no field of visitor data (fields: \(fields.keys.sorted().prefix(5).joined(separator: ", ")))")
+        guard recognized > 0 else {
+            throw InvalidRecord(key: key, reason: "no field of visitor data (fields: \(names.sorted().joined(separator: ", ")))")
         }
-        return VisitorData(bucketing: bucketing, goals: goals, segmentValues: segments, locations: locations)
+        return data
+    }
+}
+
+extension RedisError {
+    /// Whether this is the server's answer to `EVALSHA` of a script it lacks.
+    var isNoScript: Bool {
+        if case .serverError(let message) = self { return message.hasPrefix("NOSCRIPT") }
+        return false
+    }
+}
+
+/// The JSON of the `l` and `s` fields, written directly (keys sorted, so equal data is equal bytes).
+enum VisitorJSON {
+    static func locations(_ locations: Set<String>) -> Data {
+        var out: [UInt8] = []
+        appendLocations(locations, to: &out)
+        return Data(out)
+    }
+
+    static func appendLocations(_ locations: Set<String>, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (index, location) in (locations.count > 1 ? locations.sorted() : Array(locations)).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            appendString(location, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    static func object(_ members: [String: JSONValue]) -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        append(.object(members), to: &out)
+        return Data(out)
+    }
+
+    static func append(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .number(let number):
+            // As JSON.stringify: no NaN or Infinity in JSON.
+            if !number.isFinite {
+                out.append(contentsOf: "null".utf8)
+            } else if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
+                out.append(contentsOf: String(Int64(number)).utf8)
+            } else {
+                out.append(contentsOf: "\(number)".utf8)
+            }
+        case .string(let text): appendString(text, to: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                append(element, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (index, name) in members.keys.sorted().enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                appendString(name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                append(members[name]!, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func appendString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        // Most ids and values need no escaping: copied whole.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            var text = text
+            text.withUTF8 { out.append(contentsOf: $0) }
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case 0x0A: out.append(contentsOf: "\\n".utf8)
+            case 0x0D: out.append(contentsOf: "\\r".utf8)
+            case 0x09: out.append(contentsOf: "\\t".utf8)
+            case 0..<0x20:
+                let digits = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }

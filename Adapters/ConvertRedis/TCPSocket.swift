@@ -16,8 +16,9 @@ struct Deadline {
     var budgetText: String { "\(budget.wholeMillisecondsRoundedUp) ms" }
 }
 
-/// A non-blocking TCP socket whose every wait is a `poll` bounded by a deadline; used by one
-/// thread at a time.
+/// A TCP socket whose every wait is bounded: a `poll` until a deadline, or a read the kernel
+/// gives up on after a short timeout (``readWaiting(into:)``); every other read and write
+/// returns at once (`MSG_DONTWAIT`). Used by one thread at a time.
 final class TCPSocket {
     private(set) var fd: Int32
     /// `host:port`, for messages.
@@ -102,8 +103,20 @@ final class TCPSocket {
                 throw .connectionFailed(reason: "connect to \(peer): \(describeErrno(failure))")
             }
         }
+        // Blocking from now on, for the reads that wait (`SO_RCVTIMEO` bounds them); every other
+        // call says `MSG_DONTWAIT`.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) & ~O_NONBLOCK)
+        var wait = timeval(tv_sec: 0, tv_usec: Self.readWaitMicroseconds)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         return fd
     }
+
+    /// How long a read that waits blocks at most (rounded up by the kernel to its timer tick).
+    #if canImport(Darwin)
+    static let readWaitMicroseconds: Int32 = 1_000
+    #else
+    static let readWaitMicroseconds = 1_000
+    #endif
 
     /// Whether the socket is idle as a healthy pooled connection is: nothing to read, no hang-up.
     /// A server that exited or closed the connection leaves it readable (EOF).
@@ -113,49 +126,63 @@ final class TCPSocket {
         return poll(&entry, 1, 0) == 0
     }
 
-    /// Writes all of `bytes` before `deadline`. While the server cannot take more, whatever it
-    /// already answered is handed to `received`, so a long pipeline cannot deadlock with both
-    /// sides' buffers full.
-    func write(_ bytes: [UInt8], until deadline: Deadline,
-               received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) {
-        var offset = 0
-        while offset < bytes.count {
+    /// Writes what the socket takes now of `bytes` from `offset`, without waiting: the count of
+    /// bytes taken (0 when its buffer is full).
+    func writeAvailable(_ bytes: [UInt8], from offset: Int) throws(RedisError) -> Int {
+        guard offset < bytes.count else { return 0 }
+        while true {
             let written = bytes.withUnsafeBytes { buffer in
                 sendSome(fd, buffer.baseAddress! + offset, buffer.count - offset)
             }
-            if written >= 0 {
-                offset += written
-                continue
-            }
+            if written >= 0 { return written }
             let code = errno
             if code == EINTR { continue }
-            guard code == EAGAIN || code == EWOULDBLOCK else {
-                throw .connectionFailed(reason: "write to \(peer): \(describeErrno(code))")
-            }
-            let ready = try Self.wait(fd, for: Int16(POLLOUT) | Int16(POLLIN), until: deadline,
-                                      timeout: "\(peer) did not take the commands within \(deadline.budgetText)")
-            if ready & Int16(POLLIN) != 0 { _ = try read(until: deadline, into: received) }
+            if code == EAGAIN || code == EWOULDBLOCK { return 0 }
+            throw .connectionFailed(reason: "write to \(peer): \(describeErrno(code))")
         }
     }
 
-    /// Reads what is available (waiting until `deadline` for the first byte) and hands it to
-    /// `received`.
-    @discardableResult
-    func read(until deadline: Deadline, into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Int {
+    /// Reads what has arrived, without waiting, and hands it to `received`; `false` when
+    /// nothing has. The peer closing the connection throws.
+    func readAvailable(into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Bool {
+        try read(waiting: false, into: received)
+    }
+
+    /// Reads, waiting in the kernel for the first bytes for about a millisecond (one read instead
+    /// of a poll and a read), and hands them to `received`; `false` when none came.
+    func readWaiting(into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Bool {
+        try read(waiting: true, into: received)
+    }
+
+    private func read(waiting: Bool, into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Bool {
         while true {
-            let count = chunk.withUnsafeMutableBytes { recvSome(fd, $0.baseAddress!, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { recvSome(fd, $0.baseAddress!, $0.count, waiting: waiting) }
             if count > 0 {
                 chunk.withUnsafeBytes { received(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                return count
+                return true
             }
             if count == 0 { throw .connectionFailed(reason: "\(peer) closed the connection") }
             let code = errno
             if code == EINTR { continue }
-            guard code == EAGAIN || code == EWOULDBLOCK else {
-                throw .connectionFailed(reason: "read from \(peer): \(describeErrno(code))")
+            if code == EAGAIN || code == EWOULDBLOCK { return false }
+            throw .connectionFailed(reason: "read from \(peer): \(describeErrno(code))")
+        }
+    }
+
+    /// Waits until the socket is ready for `events` or `instant` passes; the events ready (which
+    /// may include errors and hang-ups, reported by the following read or write), or 0 when the
+    /// wait ended first. Milliseconds are the granularity: a wait ends at most 1 ms late.
+    func wait(for events: Int16, until instant: ContinuousClock.Instant) throws(RedisError) -> Int16 {
+        while true {
+            let left = instant - .now
+            guard left > .zero else { return 0 }
+            var entry = pollfd(fd: fd, events: events, revents: 0)
+            let result = poll(&entry, 1, Int32(clamping: left.wholeMillisecondsRoundedUp))
+            if result > 0 {
+                if entry.revents & Int16(POLLNVAL) != 0 { throw .connectionFailed(reason: "socket is not open") }
+                return entry.revents
             }
-            _ = try Self.wait(fd, for: Int16(POLLIN), until: deadline,
-                              timeout: "no reply from \(peer) within \(deadline.budgetText)")
+            if result < 0, errno != EINTR { throw .connectionFailed(reason: "poll: \(describeErrno(errno))") }
         }
     }
 
@@ -199,18 +226,37 @@ extension Duration {
     }
 }
 
-// Free functions: inside `TCPSocket`, `read`, `write`, `close` and `connect` name its own methods.
-private func sendSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+/// Names the calling thread (15 bytes at most show), so the client's threads are recognisable in
+/// `top -H`, `/proc/<pid>/task/*/comm` and debuggers.
+func nameCurrentThread(_ name: String) {
     #if canImport(Darwin)
-    send(fd, bytes, count, 0)
+    _ = pthread_setname_np(name)
     #else
-    // A peer that closed must cost an EPIPE error here, not a SIGPIPE for the process.
-    send(fd, bytes, count, Int32(MSG_NOSIGNAL))
+    // `pthread_setname_np` is not imported from glibc; the kernel's own file for it is the same.
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    systemClose(fd)
     #endif
 }
 
-private func recvSome(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    recv(fd, buffer, count, 0)
+// Free functions: inside `TCPSocket`, `read`, `write`, `close` and `connect` name its own methods.
+private func sendSome(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Darwin)
+    send(fd, bytes, count, MSG_DONTWAIT)
+    #else
+    // A peer that closed must cost an EPIPE error here, not a SIGPIPE for the process.
+    send(fd, bytes, count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+    #endif
+}
+
+private func recvSome(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, waiting: Bool) -> Int {
+    #if canImport(Darwin)
+    recv(fd, buffer, count, waiting ? 0 : MSG_DONTWAIT)
+    #else
+    recv(fd, buffer, count, waiting ? 0 : Int32(MSG_DONTWAIT))
+    #endif
 }
 
 private func systemConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>!, _ length: socklen_t) -> Int32 {

@@ -5,62 +5,228 @@ import ConvertSwiftSDK
 import Foundation
 
 extension Benchmarks {
-    /// Decisions with visitor data shared through a local Redis: per request, load the visitor,
-    /// decide, save (awaited), for new and returning visitors; then visitor saves per second
-    /// through the pipelined backend.
-    static func decideOnRedis(_ w: Workload, host: String, port: Int) async throws {
-        let prefix = "convert-bench:\(getpid()):"
-        let redis = RedisClient(configuration: RedisConfiguration(host: host, port: port, keyPrefix: prefix,
-                                                                  connectTimeout: .seconds(2), commandTimeout: .seconds(5)))
-        defer { redis.close() }
-        do {
-            try await redis.ping()
-        } catch {
-            throw BenchError("--store redis needs a Redis server at \(host):\(port) (\(error)); start one with: redis-server --port \(port) --save \"\"")
+    /// Decisions with visitor data shared through a local Redis, per request as a server makes
+    /// them: `loadContext`, then a decision, its writes left behind. Figures comparable with
+    /// `redis-benchmark -c 1` (one request at a time, medians): a request for a new visitor
+    /// (load + claim: two round trips), for a returning one (load: one), and visitor writes per
+    /// second through the pipelined write-behind path beside `redis-benchmark -P 16 -c 1 -t set`.
+    ///
+    /// The machine drifts, so the comparisons are made in rounds: `redis-benchmark` (when on the
+    /// PATH) right before each round of requests, a ratio per round, the median of the ratios.
+    ///
+    /// `--instances 2` runs the two-instance check instead (see ``decideOnTwoInstances``).
+    static func decideOnRedis(_ w: Workload, host: String, port: Int, options: [String: String] = [:]) async throws {
+        if let instances = options["instances"], instances != "1" {
+            guard instances == "2" else { throw BenchError("--instances must be 1 or 2") }
+            try await decideOnTwoInstances(w, host: host, port: port, options: options)
+            return
         }
+        let prefix = "convert-bench:\(getpid()):"
+        let redis = try await connectedClient(host: host, port: port, prefix: prefix)
+        defer { redis.close() }
         let backend = RedisVisitorBackend(client: redis)
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(capacity: max(w.visitors, 1)))
         let sdk = try await decidingSDK(w, store: store)
         let visitors = min(w.visitors, 20_000)
-        let ids = (0..<visitors).map { w.visitorPrefix + String($0) }
+        let reference = RedisBenchmarkTool(host: host, port: port)
+        let rounds = 5
 
-        func pass() async -> Duration {
+        // This client's own round trip (GET of a short string), as redis-benchmark measures it.
+        _ = try await redis.send(["SET", .key("floor"), "x"])
+        for _ in 0..<1_000 { _ = try await redis.send(["GET", .key("floor")]) }
+        var gets = Samples(capacity: 20_000)
+        for _ in 0..<20_000 {
             let start = ContinuousClock.now
+            _ = try await redis.send(["GET", .key("floor")])
+            gets.add(ContinuousClock.now - start)
+        }
+
+        /// One request per visitor of `ids`: load, decide; the write behind is not awaited.
+        func pass(_ ids: ArraySlice<String>) async -> Samples {
+            var samples = Samples(capacity: ids.count)
             for id in ids {
+                let start = ContinuousClock.now
                 let context = await sdk.loadContext(visitorId: id, attributes: w.attributes)
                 context.setLocationProperties(w.locationProperties)
                 _ = context.variation(forExperience: w.experienceKey, enableTracking: false)
-                await context.saveVisitorData()
+                samples.add(ContinuousClock.now - start)
             }
-            return ContinuousClock.now - start
+            return samples
         }
-        let fresh = await pass()
-        // Returning visitors: loaded from Redis, decided from their stored decision, nothing to save.
-        let returning = await pass()
+        let ids = (0..<visitors).map { w.visitorPrefix + String($0) }
+        var fresh = Samples(capacity: visitors), returning = Samples(capacity: visitors)
+        var newRatios: [Double] = [], returningRatios: [Double] = [], referenceGets: [Double] = []
+        for round in 0..<rounds {
+            let slice = ids[(round * visitors / rounds)..<((round + 1) * visitors / rounds)]
+            let get = reference?.getP50Microseconds()
+            // New visitors: the load finds nothing, the first decision is claimed; segments and
+            // locations are written behind, in batches, while the next requests run.
+            let new = await pass(slice)
+            _ = await store.flush()
+            // Returning visitors: loaded, decided from their stored decision, nothing to write.
+            let again = await pass(slice)
+            fresh.add(new)
+            returning.add(again)
+            if let get {
+                referenceGets.append(get)
+                newRatios.append(new.percentile(50) / get)
+                returningRatios.append(again.percentile(50) / get)
+            }
+        }
 
-        // Saves alone: batches of 256 visitors, one pipeline each.
-        let saves = min(50_000, max(1_000, w.visitors * 10))
-        let records = (0..<saves).map { n in
-            (VisitorKey(namespace: "bench", visitorId: "save-\(n)"),
-             VisitorData(bucketing: ["100334665": "1003142551"], goals: ["100215960"], segments: VisitorSegments(browser: "FF")))
+        // Writes behind alone, in the store's batches (256 visitors, one pipelined round trip
+        // each): what follows a new visitor's claimed decision (its segments and locations, one
+        // HSET; the claim renewed the time to live), then whole records (a decision set only
+        // where none is, a goal, locations, segments, the renewal: three commands).
+        let saves = min(100_000, max(1_000, w.visitors * 10))
+        func savesPerSecond(_ make: (Int) -> VisitorDataChanges) async throws -> Double {
+            let changes = (0..<saves).map(make)
+            _ = try await backend.merge(Array(changes.prefix(256)))
+            let start = ContinuousClock.now
+            for batch in stride(from: 0, to: changes.count, by: 256) {
+                _ = try await backend.merge(Array(changes[batch..<min(batch + 256, changes.count)]))
+            }
+            return Double(saves) / (nanoseconds(ContinuousClock.now - start) / 1e9)
         }
-        let start = ContinuousClock.now
-        for batch in stride(from: 0, to: records.count, by: 256) {
-            _ = try await backend.saveAll(Array(records[batch..<min(batch + 256, records.count)]))
+        var afterClaims: [Double] = [], wholeRecords: [Double] = [], sets: [Double] = []
+        for round in 0..<3 {
+            if let rate = reference?.pipelinedSetsPerSecond() { sets.append(rate) }
+            afterClaims.append(try await savesPerSecond { n in
+                VisitorDataChanges(key: VisitorKey(namespace: "bench", visitorId: "save-\(round)-\(n)"), locations: ["pricing"],
+                                   segmentValues: ["browser": "FF"], renewsExpiry: false)
+            })
+            wholeRecords.append(try await savesPerSecond { n in
+                VisitorDataChanges(key: VisitorKey(namespace: "bench", visitorId: "full-\(round)-\(n)"), all: VisitorData(
+                    bucketing: ["100334665": "1003142551"], goals: ["100215960"], segments: VisitorSegments(browser: "FF"),
+                    locations: ["pricing"]))
+            })
+            try await removeKeys(redis, prefix: prefix + "visitor:bench:")
         }
-        let saveElapsed = ContinuousClock.now - start
         let counters = store.counters
-        // Remove what the benchmark wrote.
-        let keys = ids.map { RedisVisitorBackend.redisKey(VisitorKey(namespace: "10035569-10034190", visitorId: $0)) }
-            + records.map { RedisVisitorBackend.redisKey($0.0) }
-        for batch in stride(from: 0, to: keys.count, by: 1_000) {
-            _ = try? await redis.del(Array(keys[batch..<min(batch + 1_000, keys.count)]))
+        try await removeKeys(redis, prefix: prefix)
+
+        var fields: [String: JSONValue] = [
+            "bench": "decide", "store": "redis", "visitors": .number(Double(visitors)), "rounds": .number(Double(rounds)),
+            "client_get_us_p50": rounded(gets.percentile(50), 1),
+            "request_new_us_p50": rounded(fresh.percentile(50), 1), "request_new_us_p99": rounded(fresh.percentile(99), 1),
+            "request_returning_us_p50": rounded(returning.percentile(50), 1),
+            "request_returning_us_p99": rounded(returning.percentile(99), 1),
+            "saves_per_second": rounded(median(afterClaims), 0), "saves_per_second_whole_records": rounded(median(wholeRecords), 0),
+            "claims": .number(Double(counters.claims)), "load_failures": .number(Double(counters.loadFailures)),
+            "save_failures": .number(Double(counters.saveFailures)), "claim_failures": .number(Double(counters.claimFailures)),
+        ]
+        if !referenceGets.isEmpty {
+            fields["redis_benchmark_get_us_p50"] = rounded(median(referenceGets), 1)
+            fields["new_vs_get_p50"] = rounded(median(newRatios), 2)
+            fields["returning_vs_get_p50"] = rounded(median(returningRatios), 2)
         }
-        let n = Double(visitors)
-        emit(["bench": "decide", "store": "redis", "visitors": .number(n),
-              "us_per_request_new": rounded(nanoseconds(fresh) / n / 1000, 1),
-              "us_per_request_returning": rounded(nanoseconds(returning) / n / 1000, 1),
-              "saves_per_second": rounded(Double(saves) / (nanoseconds(saveElapsed) / 1e9), 0),
-              "load_failures": .number(Double(counters.loadFailures)), "save_failures": .number(Double(counters.saveFailures))])
+        if sets.count == afterClaims.count {
+            fields["redis_benchmark_set_p16_per_second"] = rounded(median(sets), 0)
+            fields["saves_vs_set_p16"] = rounded(median(zip(afterClaims, sets).map { $0 / $1 }), 2)
+            fields["whole_records_vs_set_p16"] = rounded(median(zip(wholeRecords, sets).map { $0 / $1 }), 2)
+        }
+        emit(fields)
+    }
+
+    /// A client on `host:port` that answered `PING`, or a message saying how to start a server.
+    static func connectedClient(host: String, port: Int, prefix: String, poolSize: Int = 4) async throws -> RedisClient {
+        let redis = RedisClient(configuration: RedisConfiguration(host: host, port: port, keyPrefix: prefix,
+                                                                  ttl: .seconds(3_600), poolSize: poolSize))
+        do {
+            try await redis.ping()
+        } catch {
+            redis.close()
+            throw BenchError("--store redis needs a Redis server at \(host):\(port) (\(error)); start one with: redis-server --port \(port) --save \"\"")
+        }
+        return redis
+    }
+
+    /// Deletes every key under `prefix` (through a client of its own: deleting a few hundred
+    /// thousand keys takes longer than a request's bound).
+    static func removeKeys(_ redis: RedisClient, prefix: String) async throws {
+        var configuration = redis.configuration
+        configuration.keyPrefix = ""
+        configuration.commandTimeout = .seconds(60)
+        let cleaner = RedisClient(configuration: configuration)
+        defer { cleaner.close() }
+        let removal = """
+            local keys = redis.call('KEYS', ARGV[1] .. '*')
+            for i = 1, #keys, 500 do redis.call('DEL', unpack(keys, i, math.min(i + 499, #keys))) end
+            return #keys
+            """
+        _ = try await cleaner.eval(removal, args: [.string(prefix)])
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+}
+
+/// Durations of single requests, for percentiles (in microseconds).
+struct Samples {
+    private var values: [Double] = []
+
+    init(capacity: Int) { values.reserveCapacity(capacity) }
+
+    mutating func add(_ duration: Duration) { values.append(nanoseconds(duration) / 1000) }
+
+    mutating func add(_ other: Samples) { values += other.values }
+
+    func percentile(_ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p / 100).rounded(.down)))]
+    }
+}
+
+/// `redis-benchmark` from the PATH, run against the same server for reference figures.
+struct RedisBenchmarkTool {
+    let path: String
+    let host: String
+    let port: Int
+
+    init?(host: String, port: Int) {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
+        guard let found = directories.map({ $0 + "/redis-benchmark" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { return nil }
+        path = found
+        self.host = host
+        self.port = port
+    }
+
+    /// `redis-benchmark -c 1 -n 10000 -t get`: the p50 latency in microseconds.
+    func getP50Microseconds() -> Double? {
+        field(run(["-c", "1", "-n", "10000", "-t", "get"]), "p50_latency_ms").map { $0 * 1000 }
+    }
+
+    /// `redis-benchmark -P 16 -c 1 -n 200000 -t set`: requests per second.
+    func pipelinedSetsPerSecond() -> Double? {
+        field(run(["-P", "16", "-c", "1", "-n", "200000", "-t", "set"]), "rps")
+    }
+
+    private func run(_ arguments: [String]) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-h", host, "-p", String(port), "--csv"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return ""
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The value of the CSV column `name` in the last row.
+    private func field(_ csv: String, _ name: String) -> Double? {
+        let lines = csv.split(separator: "\n").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } }
+        guard let header = lines.first, let row = lines.last, row.count == header.count,
+              let column = header.firstIndex(of: name) else { return nil }
+        return Double(row[column])
     }
 }

@@ -7,6 +7,7 @@ let usage = """
 usage: convert-bench <decode|decide|features|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
                      [--store memory|redis] [--redis-host HOST] [--redis-port PORT]
+                     [--instances 1|2] [--gap-ms N] [--second-config FILE]
        convert-bench --help | --version
 """
 
@@ -29,7 +30,8 @@ func usageError(_ problem: String) -> Never {
 guard let command = arguments.first else { usageError("give a command") }
 guard !command.hasPrefix("-") else { usageError("unknown option \(command)") }
 arguments.removeFirst()
-let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode", "store", "redis-host", "redis-port"]
+let known: Set = ["workload", "visitors", "hash-strings", "iterations", "threads", "mode", "store", "redis-host", "redis-port",
+                   "instances", "gap-ms", "second-config"]
 var options: [String: String] = [:]
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
@@ -52,7 +54,7 @@ do {
         case "decode": try Benchmarks.decode(workload, iterations: iterations ?? 2000)
         case "decide" where options["store"] == "redis":
             try await Benchmarks.decideOnRedis(workload, host: options["redis-host"] ?? "127.0.0.1",
-                                               port: Int(options["redis-port"] ?? "6379") ?? 6379)
+                                               port: Int(options["redis-port"] ?? "6379") ?? 6379, options: options)
         case "decide":
             guard options["store"] == nil || options["store"] == "memory" else { throw BenchError("--store must be memory or redis") }
             try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist", threads: threads)

@@ -1,6 +1,8 @@
 // Two SDK instances ("two servers behind a load balancer") sharing visitor data through one
-// Redis server: a sticky decision survives a traffic change made on the other server, and a
-// goal converted on both at the same moment is sent once.
+// Redis server: a visitor's first decision is claimed in Redis before it is answered, so the
+// other server answers the same even with another traffic split; a sticky decision survives a
+// traffic change made on the other server; a goal converted on both at the same moment is sent
+// once.
 //
 //   redis-server --port 6379 --save "" &
 //   swift run shared-store [--host 127.0.0.1] [--port 6379] [--visitors 1000]
@@ -111,9 +113,9 @@ func run(host: String, port: Int, visitorCount: Int) async throws -> Int32 {
     let conversions = (sinkA.events + sinkB.events).filter { $0.eventType == "conversion" }.count
     print("goal tracked \(results.count) times on two servers: \(conversions) conversions sent "
         + "(\(results.filter { $0 == .duplicate }.count) duplicates suppressed)")
-    // Counters once every write behind has reached Redis: "pending" counts writes not yet made.
-    _ = await storeA.flush()
-    _ = await storeB.flush()
+    // Shutting down writes what is pending to Redis: "pending" then counts writes not yet made.
+    _ = await a.shutdown(timeout: .seconds(5))
+    _ = await b.shutdown(timeout: .seconds(5))
     print("server A store: \(storeA.counters)")
     print("server B store: \(storeB.counters)")
 
@@ -128,6 +130,7 @@ func run(host: String, port: Int, visitorCount: Int) async throws -> Int32 {
         if case .integer(let count) = reply { return count }
         return nil
     }
+    // The Redis client is closed last, after the SDKs that write through it.
     redis.close()
     if let removed {
         print("removed the \(removed) keys this run wrote under \(prefix)")

@@ -46,9 +46,13 @@ extension Decider {
         if decision.isNew, let fresh = decision.variationIndex, let shared = runtime.sharedStore {
             switch shared.firstDecisionClaim {
             case .beforeAnswering:
-                if let holder = shared.claimVariation(key, experienceId: plan.id, variationId: plan.variations[fresh].id),
-                   holder != plan.variations[fresh].id, let index = plan.variationIndex(id: holder) {
-                    adopted = index
+                if let claim = shared.claimFirstDecision(key, experienceId: plan.id, variationId: plan.variations[fresh].id) {
+                    if claim.variationId == plan.variations[fresh].id {
+                        // Another instance that decided the same stored it first: it sent the event.
+                        if !claim.isFirst { adopted = fresh }
+                    } else if let index = plan.variationIndex(id: claim.variationId) {
+                        adopted = index
+                    }
                 }
             case .afterAnswering:
                 claimLater = shared
@@ -112,12 +116,15 @@ extension Decider {
         let runtime = self.runtime, hooks = trackingHooks, listening = self.listening
         let experience = installed.experiences[position], ids = installed.storedIds[position]
         Task {
-            let holder = await shared.claimVariationLater(key, experienceId: bucketing.experienceId,
-                                                          variationId: bucketing.variationId)
-            if let holder, holder != bucketing.variationId {
-                guard let index = experience.variationIndex(id: holder) else { return }
-                runtime.ports.visitorStore.update(key) { data in
-                    data.setVariation(ids.variations[index], forExperience: ids.experience)
+            let claim = await shared.claimFirstDecisionLater(key, experienceId: bucketing.experienceId,
+                                                             variationId: bucketing.variationId)
+            if let claim, !claim.isFirst {
+                // Another instance stored its decision first and sent the event; a different
+                // variation replaces the local one for this visitor's next answers.
+                if claim.variationId != bucketing.variationId, let index = experience.variationIndex(id: claim.variationId) {
+                    runtime.ports.visitorStore.update(key) { data in
+                        data.setVariation(ids.variations[index], forExperience: ids.experience)
+                    }
                 }
                 return
             }

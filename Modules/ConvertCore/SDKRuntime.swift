@@ -38,6 +38,8 @@ final class SDKRuntime: Sendable {
         self.ports = ports
         sharedStore = ports.visitorStore as? any SharedVisitorDataStore
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
+        // A shared store made before the SDK logs through the SDK's log from now on.
+        (ports.visitorStore as? any SDKLogAdopting)?.adoptLog(log)
         let published = self.published, generation = self.generation
         ports.events.observeListening { mask in
             published.update { $0 = $0.changing { $0.listening = mask } }

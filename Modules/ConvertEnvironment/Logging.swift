@@ -63,6 +63,14 @@ public struct SilentLogSink: LogSink {
     public func log(_ level: LogLevel, _ message: String) {}
 }
 
+/// A port adapter that logs through the SDK's log once the SDK hands it over: an adapter made
+/// before the SDK (a shared visitor store, say) cannot be given that log at its creation.
+public protocol SDKLogAdopting: Sendable {
+    /// Logs through `log` from now on, unless the adapter was given a log of its own; the SDK
+    /// calls it once, when it is created with the adapter.
+    func adoptLog(_ log: SDKLog)
+}
+
 /// A sink filtered by a minimum level; messages are built only when they will be written.
 public struct SDKLog: Sendable {
     /// Where written lines go.

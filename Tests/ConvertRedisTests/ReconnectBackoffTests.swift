@@ -4,7 +4,7 @@ import Testing
 
 /// The reconnect backoff runs on the client's injected clock: a closed port, a manual clock.
 @Suite(.timeLimit(.minutes(1))) struct ReconnectBackoffTests {
-    @Test func connectAttemptsWaitADoublingCappedBackoffOnTheInjectedClock() async throws {
+    @Test func probesWaitADoublingCappedBackoffOnTheInjectedClockAndCallsNeverWait() async throws {
         let clock = ManualClock()
         let port = try freeLoopbackPort()
         let client = RedisClient(configuration: RedisConfiguration(port: port, connectTimeout: .seconds(1),
@@ -12,7 +12,7 @@ import Testing
                                  clock: clock)
         defer { client.close() }
 
-        /// The failure of one call: a connect attempt (`nil`) or a refusal naming the wait.
+        /// The failure of one call: the connect's own error (`nil`) or a refusal naming the wait.
         func attempt() async throws -> String? {
             let error = await redisError { try await client.ping() }
             guard case .connectionFailed(let reason)? = error else {
@@ -23,17 +23,36 @@ import Testing
                 #expect(reason.contains("ECONNREFUSED"), "\(reason)")
                 return nil
             }
+            #expect(reason.contains("ECONNREFUSED"), "the refusal names the last attempt's cause: \(reason)")
             return reason
         }
 
-        #expect(try await attempt() == nil, "the first call connects")
+        #expect(try await attempt() == nil, "the first call gets the connect's error")
+        #expect(!client.isAvailable)
         for wait in [10, 20, 40, 40] {
             let refusal = try #require(try await attempt(), "a call within the backoff fails without connecting")
             #expect(refusal.contains("next connect attempt in \(wait * 1_000) ms"), "\(refusal)")
+            try await clock.waitForSleepers()
+            #expect(clock.deadlines.count == 1, "one background probe waits")
             clock.advance(by: .seconds(wait) - .milliseconds(1))
             #expect(try await attempt()?.contains("in 1 ms") == true, "1 ms before the backoff ends it still holds")
             clock.advance(by: .milliseconds(1))
-            #expect(try await attempt() == nil, "once the clock passes the backoff one call connects again")
+            // The probe runs in the background; calls keep failing at once meanwhile, then name
+            // the next, doubled wait.
+            let next = min(wait * 2, 40) * 1_000
+            #expect(await eventually { (try? client.ping()) == nil && self.refusal(client)?.contains("in \(next) ms") == true },
+                    "the probe failed and the next one waits \(next) ms")
+        }
+    }
+
+    /// The message a call fails with during the backoff.
+    private func refusal(_ client: RedisClient) -> String? {
+        do {
+            try client.ping()
+            return nil
+        } catch {
+            if case .connectionFailed(let reason) = error { return reason }
+            return nil
         }
     }
 }

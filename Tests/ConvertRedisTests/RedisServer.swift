@@ -79,8 +79,45 @@ final class RedisServer: Sendable {
         }
     }
 
+    /// Starts a server off the cooperative pool (starting one waits for it to answer, which would
+    /// hold a cooperative thread meanwhile).
+    static func started(password: String? = nil) async throws -> RedisServer {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try RedisServer(password: password) }) }.start()
+        }
+    }
+
     /// SIGTERM, then waits for the exit (SIGKILL after 5 s).
     func stop() { end(SIGTERM) }
+
+    /// SIGSTOP: the server keeps its port and the kernel keeps accepting connections, but nothing
+    /// is read or answered (a peer that hangs).
+    func pause() { signalServer(SIGSTOP) }
+
+    /// SIGCONT: a paused server goes on.
+    func resume() { signalServer(SIGCONT) }
+
+    private func signalServer(_ signal: Int32) {
+        let child = pid.value
+        if child > 0 { _ = sendSignal(child, signal) }
+    }
+
+    /// Runs `command` on a connection of its own (not a client under test), within 5 s.
+    func command(_ command: RedisCommand) throws -> RESPValue {
+        let connection = try RedisConnection(configuration: RedisConfiguration(port: port, password: password,
+                                                                                 connectTimeout: .seconds(5), commandTimeout: .seconds(5)))
+        defer { connection.close() }
+        return try connection.send([command])[0]
+    }
+
+    /// A field of `INFO`'s answer (`total_connections_received`, `connected_clients`, …).
+    func info(_ field: String) throws -> Int? {
+        let text = try command(["INFO"]).stringValue ?? ""
+        for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix(field + ":") {
+            return Int(line.dropFirst(field.count + 1))
+        }
+        return nil
+    }
 
     /// SIGKILL, then waits for the exit: the server vanishes without closing anything itself.
     func kill() { end(SIGKILL) }
@@ -92,6 +129,8 @@ final class RedisServer: Sendable {
         }
         guard child > 0 else { return }
         _ = sendSignal(child, signal)
+        // A paused server takes the signal once it runs again.
+        _ = sendSignal(child, SIGCONT)
         let deadline = ContinuousClock.now + .seconds(5)
         var status: Int32 = 0
         while waitpid(child, &status, WNOHANG) == 0 {
@@ -295,5 +334,44 @@ func redisError(_ body: () async throws -> Void) async -> RedisError? {
     } catch {
         Issue.record("threw \(error), not a RedisError")
         return nil
+    }
+}
+
+/// A task executor with a thread of its own: tasks that prefer it run there, not on the
+/// cooperative pool, so what they measure is theirs and not the wait for a pool thread the rest
+/// of the suite keeps busy (the latency bounds of the fault tests are about the client).
+final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // `@unchecked`: `jobs` is read and written under its lock only; the thread is the one reader.
+    private let jobs = Locked<(queue: [UnownedJob], stopped: Bool)>(([], false))
+    private let signal = DispatchSemaphore(value: 0)
+
+    init(name: String) {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withValue { $0.queue.append(job) }
+        signal.signal()
+    }
+
+    /// Ends the thread once the jobs queued have run.
+    func stop() {
+        jobs.withValue { $0.stopped = true }
+        signal.signal()
+    }
+
+    private func run() {
+        while true {
+            signal.wait()
+            let (job, stopped) = jobs.withValue { jobs in (jobs.queue.isEmpty ? nil : jobs.queue.removeFirst(), jobs.stopped) }
+            if let job {
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            } else if stopped {
+                return
+            }
+        }
     }
 }

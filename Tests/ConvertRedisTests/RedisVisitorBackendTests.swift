@@ -115,12 +115,15 @@ struct RedisVisitorBackendTests {
         let backend = RedisVisitorBackend(client: client)
         let key = VisitorKey(namespace: "1-2", visitorId: "v")
         try await client.send(["SET", .key(RedisVisitorBackend.redisKey(key)), "not a hash"])
-        await #expect(throws: RedisError.self) { try await backend.load(key) }
-        await #expect(throws: RedisError.self) { try await backend.save(key, VisitorData(bucketing: ["e": "v"])) }
+        // A record of another kind is that record's error (the store does not take it for an outage).
+        await #expect(throws: RedisVisitorBackend.InvalidRecord.self) { try await backend.load(key) }
+        await #expect(throws: RedisVisitorBackend.InvalidRecord.self) { try await backend.save(key, VisitorData(bucketing: ["e": "v"])) }
+        await #expect(throws: RedisVisitorBackend.InvalidRecord.self) { try await backend.recordGoalOnce(key, goalId: "g") }
         let other = VisitorKey(namespace: "1-2", visitorId: "w")
         _ = try await client.hset(RedisVisitorBackend.redisKey(other), ["unrelated": "x"])
         await #expect(throws: RedisVisitorBackend.InvalidRecord.self) { try await backend.load(other) }
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore())
         #expect(await store.load(key) != .loaded, "the store reports the failure instead")
+        #expect(store.counters.outages == 0, "one record is not the backend")
     }
 }

@@ -1,3 +1,4 @@
+import ConvertJSON
 import ConvertStorage
 import ConvertVisitor
 import Foundation
@@ -54,5 +55,47 @@ public enum VisitorDataBackendContract {
                   "saveAll must return each record, in order")
         let other = VisitorKey(namespace: namespace + "-other", visitorId: "v1")
         try check(try await backend.load(other) == nil, "namespaces must not share records")
+
+        // Claims: the first stored decision holds, for every claimer, and loads back; only the
+        // claim that stored it is first, even when another claims the same variation.
+        func claim(_ id: String, _ experience: String, _ variation: String) throws -> VariationClaim {
+            try backend.claimVariation(key(id), experienceId: experience, variationId: variation)
+        }
+        try check(try claim("claim", "e1", "a") == VariationClaim(variationId: "a", isFirst: true),
+                  "the first claim must hold its own variation, first")
+        try check(try claim("claim", "e1", "b") == VariationClaim(variationId: "a", isFirst: false),
+                  "a second claimer must get the first claimer's variation, not first")
+        try check(try claim("claim", "e1", "a") == VariationClaim(variationId: "a", isFirst: false),
+                  "a second claimer of the same variation must not be first")
+        try check(try await backend.claimVariationLater(key("claim"), experienceId: "e1", variationId: "c")
+                  == VariationClaim(variationId: "a", isFirst: false), "a claim made later must get the first claimer's variation")
+        try check(try await backend.claimVariationLater(key("claim"), experienceId: "e2", variationId: "d")
+                  == VariationClaim(variationId: "d", isFirst: true), "a claim for another experience must hold its own")
+        let claimed = try await backend.load(key("claim"))
+        try check(claimed?.bucketing == ["e1": "a", "e2": "d"], "claimed decisions must load back: \(claimed?.bucketing ?? [:])")
+        _ = try await backend.save(key("claim-saved"), VisitorData(bucketing: ["e1": "x"]))
+        try check(try claim("claim-saved", "e1", "y") == VariationClaim(variationId: "x", isFirst: false),
+                  "a claim must get a decision stored by a save")
+        let claims = try await withThrowingTaskGroup(of: VariationClaim.self) { group in
+            for claimer in 0..<20 {
+                group.addTask { try await backend.claimVariationLater(key("claim-race"), experienceId: "e", variationId: "v\(claimer % 2)") }
+            }
+            return try await group.reduce(into: [VariationClaim]()) { $0.append($1) }
+        }
+        try check(Set(claims.map(\.variationId)).count == 1 && claims.filter(\.isFirst).count == 1,
+                  "concurrent claimers must all get the same variation, one of them first: \(claims)")
+
+        // Writes behind: decisions where none is, goals added, locations and segments replaced.
+        let kept = try await backend.merge([
+            VisitorDataChanges(key: key("claim"), decisions: ["e1": "b", "e3": "f"], goals: ["g9"], locations: ["home"],
+                               segmentValues: ["country": "FR"]),
+            VisitorDataChanges(key: key("merged"), all: VisitorData(bucketing: ["e1": "z"], goals: ["g1"], locations: ["pricing"])),
+        ])
+        try check(kept == [["e1": "a"], [:]], "merge must return the decisions stored first that differ: \(kept)")
+        let merged = try await backend.load(key("claim"))
+        try check(merged?.bucketing == ["e1": "a", "e2": "d", "e3": "f"], "merged decisions must load back: \(merged?.bucketing ?? [:])")
+        try check(merged?.goals == ["g9"] && merged?.locations == ["home"] && merged?.segments.country == "FR",
+                  "merged goals, locations and segments must load back")
+        try check(try await backend.load(key("merged"))?.bucketing == ["e1": "z"], "a whole record must load back")
     }
 }
