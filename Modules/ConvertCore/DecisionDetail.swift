@@ -19,6 +19,22 @@ public enum EvaluationReason: String, Sendable, Hashable, Codable {
     case error
 }
 
+extension EvaluationReason {
+    /// The reason in snake case (`targeting_match`, `split`, …), as OpenTelemetry's
+    /// `feature_flag.result.reason` and metrics dimensions spell it.
+    public var snakeCaseName: String {
+        switch self {
+        case .targetingMatch: "targeting_match"
+        case .split: "split"
+        case .cached: "cached"
+        case .static: "static"
+        case .disabled: "disabled"
+        case .default: "default"
+        case .error: "error"
+        }
+    }
+}
+
 /// Why a decision could not be made, in OpenFeature's vocabulary.
 public enum EvaluationErrorCode: String, Sendable, Hashable, Codable {
     /// No experience or feature has the key.

@@ -123,6 +123,21 @@ public struct VisitorCookie: Sendable, Hashable {
     /// A new random visitor id (a lowercase UUID, as the SDK's own auto ids).
     public static func newVisitorId() -> String { UUID().uuidString.lowercased() }
 
+    /// Throws ``InvalidCookie`` when the name, path or domain would break a `Set-Cookie` header:
+    /// a server checks its settings once, at start, so no request finds them wrong.
+    public func validate() throws {
+        _ = try makeSetCookieHeader(for: "visitor")
+    }
+
+    /// The visitor a request's `Cookie` header names, or a new one: its id, and the `Set-Cookie`
+    /// value to send when it is new (`nil` for a known visitor). The settings are expected to have
+    /// passed ``validate()``; a new id is valid by construction.
+    public func visitor(fromCookieHeader header: String?) -> (id: String, setCookie: String?) {
+        if let known = visitorId(fromCookieHeader: header) { return (known, nil) }
+        let id = Self.newVisitorId()
+        return (id, (try? makeSetCookieHeader(for: id)) ?? "")
+    }
+
     /// RFC 6265 cookie-octets pass; everything else (and `%`) is percent-escaped.
     private static func escape(_ value: String) -> String {
         var out = ""

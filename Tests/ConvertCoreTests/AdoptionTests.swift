@@ -59,6 +59,17 @@ import Testing
         }
     }
 
+    @Test func aRequestsVisitorIsTheCookiesOrANewOneWithItsCookie() throws {
+        let cookie = VisitorCookie(secure: false)
+        try cookie.validate()
+        let known = cookie.visitor(fromCookieHeader: "a=1; \(VisitorCookie.defaultName)=visitor-9")
+        #expect(known.id == "visitor-9" && known.setCookie == nil)
+        let new = cookie.visitor(fromCookieHeader: nil)
+        #expect(new.setCookie == (try cookie.makeSetCookieHeader(for: new.id)))
+        #expect(cookie.visitorId(fromCookieHeader: "\(VisitorCookie.defaultName)=\(new.id)") == new.id)
+        #expect(throws: VisitorCookie.InvalidCookie.self) { try VisitorCookie(name: "a=b").validate() }
+    }
+
     @Test func aNewlineInAVisitorIdCannotForgeALogLine() {
         let harness = TestSDK(data: nil)  // not ready, logging at debug: the warning names the visitor
         let context = harness.sdk.createContext(visitorId: "evil\n[Convert] ERROR forged")

@@ -74,7 +74,7 @@ public struct ConvertMiddleware<Context: ConvertRequestContext>: RouterMiddlewar
     public init(sdk: ConvertSwiftSDK, cookie: VisitorCookie = VisitorCookie(),
                 attributes: @escaping @Sendable (Request) -> [String: JSONValue] = { _ in [:] }) {
         do {
-            _ = try cookie.makeSetCookieHeader(for: "visitor")
+            try cookie.validate()
         } catch {
             preconditionFailure("ConvertMiddleware: \(error)")
         }
@@ -85,14 +85,10 @@ public struct ConvertMiddleware<Context: ConvertRequestContext>: RouterMiddlewar
 
     public func handle(_ request: Request, context: Context,
                        next: (Request, Context) async throws -> Response) async throws -> Response {
-        let known = cookie.visitorId(fromCookieHeader: request.headers[.cookie])
-        let visitorId = known ?? VisitorCookie.newVisitorId()
+        let (visitorId, newCookie) = cookie.visitor(fromCookieHeader: request.headers[.cookie])
         var context = context
         context.convert = await sdk.loadContext(visitorId: visitorId, attributes: attributes(request))
-        guard known == nil else { return try await next(request, context) }
-
-        // A new visitor: the id is valid by construction and the settings were checked in init.
-        let setCookie = (try? cookie.makeSetCookieHeader(for: visitorId)) ?? ""
+        guard let setCookie = newCookie else { return try await next(request, context) }
         do {
             var response = try await next(request, context)
             response.headers[values: .setCookie].append(setCookie)

@@ -52,7 +52,7 @@ public struct MetricsHook: EvaluationHook {
     /// Counts the evaluation, whatever its outcome.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
         evaluations.increment(key: ("key", context.key), variant: ("variant", details.variant ?? "none"),
-                              fixed: [("kind", context.flagKind.rawValue), ("reason", details.reason.openTelemetryValue)])
+                              fixed: [("kind", context.flagKind.rawValue), ("reason", details.reason.snakeCaseName)])
     }
 
     /// Counts a queued bucketing as an exposure, a queued conversion as a conversion.
@@ -63,21 +63,6 @@ public struct MetricsHook: EvaluationHook {
         case .conversion(let goalId, let goalData, _):
             conversions.increment(key: ("goal", goalId), variant: nil,
                                   fixed: [("type", goalData == nil ? "conversion" : "transaction")])
-        }
-    }
-}
-
-extension EvaluationReason {
-    /// The reason as OpenTelemetry's `feature_flag.result.reason` names it (`targeting_match`, …).
-    var openTelemetryValue: String {
-        switch self {
-        case .targetingMatch: "targeting_match"
-        case .split: "split"
-        case .cached: "cached"
-        case .static: "static"
-        case .disabled: "disabled"
-        case .default: "default"
-        case .error: "error"
         }
     }
 }

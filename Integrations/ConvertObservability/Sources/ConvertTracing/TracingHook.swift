@@ -78,7 +78,7 @@ public struct TracingHook: EvaluationHook {
         if let variant = details.variant {
             attributes[OTelAttribute.featureFlag.result.variant] = variant
         }
-        attributes[OTelAttribute.featureFlag.result.reason] = details.reason.openTelemetryValue
+        attributes[OTelAttribute.featureFlag.result.reason] = details.reason.snakeCaseName
         if recordsVisitorId {
             attributes[OTelAttribute.featureFlag.context.id] = context.visitorId
         }
@@ -87,21 +87,6 @@ public struct TracingHook: EvaluationHook {
             attributes[OTelAttribute.featureFlag.error.message] = code.rawValue
         }
         return attributes
-    }
-}
-
-extension EvaluationReason {
-    /// The reason as OpenTelemetry's `feature_flag.result.reason` names it (`targeting_match`, …).
-    var openTelemetryValue: String {
-        switch self {
-        case .targetingMatch: "targeting_match"
-        case .split: "split"
-        case .cached: "cached"
-        case .static: "static"
-        case .disabled: "disabled"
-        case .default: "default"
-        case .error: "error"
-        }
     }
 }
 

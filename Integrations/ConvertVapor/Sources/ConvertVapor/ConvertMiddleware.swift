@@ -25,7 +25,7 @@ public struct ConvertMiddleware: AsyncMiddleware {
     public init(sdk: ConvertSwiftSDK, cookie: VisitorCookie = VisitorCookie(),
                 attributes: @escaping @Sendable (Request) -> [String: JSONValue] = { _ in [:] }) {
         do {
-            _ = try cookie.makeSetCookieHeader(for: "visitor")
+            try cookie.validate()
         } catch {
             preconditionFailure("ConvertMiddleware: \(error)")
         }
@@ -36,13 +36,9 @@ public struct ConvertMiddleware: AsyncMiddleware {
 
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let cookies = request.headers[.cookie]
-        let known = cookie.visitorId(fromCookieHeader: cookies.isEmpty ? nil : cookies.joined(separator: "; "))
-        let visitorId = known ?? VisitorCookie.newVisitorId()
+        let (visitorId, newCookie) = cookie.visitor(fromCookieHeader: cookies.isEmpty ? nil : cookies.joined(separator: "; "))
         request.storage[ConvertContextKey.self] = await sdk.loadContext(visitorId: visitorId, attributes: attributes(request))
-        guard known == nil else { return try await next.respond(to: request) }
-
-        // A new visitor: the id is valid by construction and the settings were checked in init.
-        let setCookie = (try? cookie.makeSetCookieHeader(for: visitorId)) ?? ""
+        guard let setCookie = newCookie else { return try await next.respond(to: request) }
         do {
             let response = try await next.respond(to: request)
             response.headers.add(name: .setCookie, value: setCookie)
