@@ -42,87 +42,10 @@ import Foundation
 /// The store logs through the SDK's log: an SDK given this store hands it its log
 /// (``adoptLog(_:)``), unless a log was given here.
 public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopting, Sendable {
-    /// Write-behind, claim and retry settings.
-    public struct Options: Sendable, Hashable {
-        /// How long changes gather before they are written.
-        public var writeBehind: Duration
-        /// Visitors written per backend round trip.
-        public var batchSize: Int
-        /// The first retry delay after a failed call; doubled up to `maximumRetryDelay` (no
-        /// jitter). Also how long after a failure loads, claims and goal records answer at once
-        /// without calling the backend (doubling likewise while it keeps failing).
-        public var retryDelay: Duration
-        /// The longest delay between retries.
-        public var maximumRetryDelay: Duration
-        /// Visitors with unwritten changes kept; past it the oldest marks are dropped (their
-        /// data stays in memory; only the shared copy misses the change) and counted.
-        public var maximumPendingVisitors: Int
-        /// When a visitor's first decision for an experience is claimed in the backend
-        /// (``FirstDecisionClaim/beforeAnswering`` by default: every instance answers the same).
-        public var firstDecisionClaim: FirstDecisionClaim
-        /// How many of the visitors this instance loaded, claimed or wrote most recently are
-        /// written again when the backend reports it lost its data; 0 turns it off.
-        public var rewrittenAfterDataLoss: Int
 
-        /// Settings for a store; the defaults suit a web server.
-        public init(writeBehind: Duration = .milliseconds(20), batchSize: Int = 256, retryDelay: Duration = .milliseconds(200),
-                    maximumRetryDelay: Duration = .seconds(5), maximumPendingVisitors: Int = 100_000,
-                    firstDecisionClaim: FirstDecisionClaim = .beforeAnswering, rewrittenAfterDataLoss: Int = 10_000) {
-            self.writeBehind = writeBehind
-            self.batchSize = max(1, batchSize)
-            self.retryDelay = retryDelay
-            self.maximumRetryDelay = maximumRetryDelay
-            self.maximumPendingVisitors = max(1, maximumPendingVisitors)
-            self.firstDecisionClaim = firstDecisionClaim
-            self.rewrittenAfterDataLoss = max(0, rewrittenAfterDataLoss)
-        }
-
-        /// The waits between failed writes, and the outage's fail-fast windows.
-        var retryBackoff: Backoff { Backoff(initial: retryDelay, maximum: maximumRetryDelay) }
-    }
-
-    /// What the store did with the backend.
-    public struct Counters: Sendable, Hashable, CustomStringConvertible {
-        /// Loads answered by the backend.
-        public var loads = 0
-        /// Loads that failed or were not tried during an outage; their visitors were decided from
-        /// what this instance holds.
-        public var loadFailures = 0
-        /// Visitors written to the backend.
-        public var saves = 0
-        /// Write round trips that failed (their visitors stay pending).
-        public var saveFailures = 0
-        /// Goals recorded through the backend.
-        public var goalRecords = 0
-        /// Goal records that could not reach the backend; this instance's dedup decided.
-        public var goalRecordFailures = 0
-        /// First decisions claimed in the backend.
-        public var claims = 0
-        /// Claims another instance had won (its variation holds, even when the same).
-        public var claimsLost = 0
-        /// Claims not answered (failed, or not tried during an outage): the local decision stood.
-        public var claimFailures = 0
-        /// Visitors whose changes are not yet written.
-        public var pending = 0
-        /// Pending marks dropped at ``Options/maximumPendingVisitors``.
-        public var droppedWrites = 0
-        /// Sticky decisions this instance wrote but another had stored first (the first kept).
-        public var conflicts = 0
-        /// Times the backend became unreachable.
-        public var outages = 0
-        /// Visitors written again because the backend lost its data.
-        public var rewrittenAfterDataLoss = 0
-
-        public var description: String {
-            "loads \(loads) (failed \(loadFailures)), claims \(claims) (lost \(claimsLost), failed \(claimFailures)), "
-                + "saves \(saves) (failed \(saveFailures)), goal records \(goalRecords) (failed \(goalRecordFailures)), "
-                + "pending \(pending), dropped writes \(droppedWrites), conflicts \(conflicts), outages \(outages), "
-                + "rewritten after data loss \(rewrittenAfterDataLoss)"
-        }
-    }
 
     /// Since when calls fail, and until when they are not tried.
-    private struct Outage {
+    struct Outage {
         var since: Duration
         var failures: Int
         var retryAt: Duration
@@ -134,7 +57,7 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     /// A visitor with changes not yet written: its place in the queue, what the backend is known
     /// to hold of it (the data before the first unwritten change, plus what claims and goal
     /// records stored since), and whether the backend renewed its time to live since.
-    private struct Pending {
+    struct Pending {
         var mark: UInt64
         var base: VisitorData
         var renewed: Bool
@@ -144,12 +67,12 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     static let claimWait: Duration = .seconds(2)
 
     /// What a claim or a goal record stored for a visitor before its local change is made.
-    private struct Stored {
+    struct Stored {
         var decisions: [(experience: String, variation: String)] = []
         var goals: [String] = []
     }
 
-    private struct State {
+    struct State {
         var dirty: [VisitorKey: Pending] = [:]
         /// Claims and goal records of visitors not marked yet, applied to the base when they are.
         var stored: [VisitorKey: Stored] = [:]
@@ -181,12 +104,12 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         var logGiven: Bool
     }
 
-    private let local: any VisitorDataStore
-    private let backend: any VisitorDataBackend
-    private let backendName: String
-    private let options: Options
-    private let clock: any SleepClock
-    private let state: Locked<State>
+    let local: any VisitorDataStore
+    let backend: any VisitorDataBackend
+    let backendName: String
+    let options: Options
+    let clock: any SleepClock
+    let state: Locked<State>
 
     /// A shared store over `backend` whose decisions read and write `local`: this instance's
     /// copy, which the store loads into and writes behind from. Give it a store no one else
@@ -211,7 +134,7 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         }
     }
 
-    private var log: SDKLog { state.withValue { $0.log } }
+    var log: SDKLog { state.withValue { $0.log } }
 
     /// What the store did with the backend so far.
     public var counters: Counters {
@@ -276,7 +199,7 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
 
     /// Waits while `busy` holds for the in-flight keys, woken as each write ends (writes are
     /// bounded by the backend's deadlines, so this ends).
-    private func waitForWrites(_ busy: ([VisitorKey: Int]) -> Bool) async {
+    func waitForWrites(_ busy: ([VisitorKey: Int]) -> Bool) async {
         while state.withValue({ busy($0.inFlight) }) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let stillBusy = state.withValue { state -> Bool in
@@ -317,7 +240,7 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         return .loaded
     }
 
-    private func loadFailed(_ reason: String) -> VisitorLoadResult {
+    func loadFailed(_ reason: String) -> VisitorLoadResult {
         state.withValue { $0.counters.loadFailures += 1 }
         warn("load", "visitor data could not be loaded (\(reason)); deciding from what this instance holds")
         return .failed(reason)
@@ -399,20 +322,20 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     }
 
     /// A decision whose claim failed: written behind like any change (first writer wins).
-    private func unclaimed(_ key: VisitorKey, _ experience: InternedId) {
+    func unclaimed(_ key: VisitorKey, _ experience: InternedId) {
         guard state.withValue({ Self.stopAwaiting(key, experience, &$0) }), var base = local.data(for: key) else { return }
         base.removeVariation(forExperience: experience)
         markDirty(key, base: base, renewed: false)
     }
 
     /// Removes a decision from those awaiting their claim; `false` when it was not there.
-    private static func stopAwaiting(_ key: VisitorKey, _ experience: InternedId, _ state: inout State) -> Bool {
+    static func stopAwaiting(_ key: VisitorKey, _ experience: InternedId, _ state: inout State) -> Bool {
         guard state.awaitingClaims[key]?.removeValue(forKey: experience) != nil else { return false }
         if state.awaitingClaims[key]?.isEmpty == true { state.awaitingClaims[key] = nil }
         return true
     }
 
-    private func claimed(_ key: VisitorKey, experienceId: String, _ claim: VariationClaim, startedAt started: Duration) {
+    func claimed(_ key: VisitorKey, experienceId: String, _ claim: VariationClaim, startedAt started: Duration) {
         let holder = claim.variationId
         state.withValue { state in
             state.counters.claims += 1
@@ -429,7 +352,7 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     /// visitor's pending base when it has changes waiting, else kept for its next change (the
     /// decision path stores locally right after it claims). Notes of visitors that change no more
     /// are dropped past 4,096 (a write then sends what it would have skipped).
-    private func note(_ key: VisitorKey, _ state: inout State, _ record: (inout Stored) -> Void,
+    func note(_ key: VisitorKey, _ state: inout State, _ record: (inout Stored) -> Void,
                       apply: (inout VisitorData) -> Void) {
         if state.dirty[key] != nil {
             apply(&state.dirty[key]!.base)
@@ -440,352 +363,4 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         record(&state.stored[key, default: Stored()])
     }
 
-    // MARK: Outages
-
-    /// The reason to answer without calling the backend, while an outage's fail-fast window lasts.
-    private func skippedDuringOutage() -> String? {
-        let now = clock.elapsed
-        return state.withValue { state -> String? in
-            guard let outage = state.outage, now < outage.retryAt else { return nil }
-            return "\(backendName) unreachable since \(Self.seconds(now - outage.since)) s (\(outage.reason)); "
-                + "next call in \(Self.milliseconds(outage.retryAt - now)) ms"
-        }
-    }
-
-    /// A failed call: starts an outage (logged once), or lengthens its fail-fast window. An
-    /// error about one visitor's record is reported, not taken for an outage; nor is the failure
-    /// of a call that began before the backend last came back.
-    private func noteFailure(_ error: any Error, startedAt started: Duration) {
-        guard !(error is any VisitorRecordError) else {
-            warn("record", "\(error); that visitor is decided from what this instance holds")
-            return
-        }
-        beginOutage(reason: "\(error)", startedAt: started)
-    }
-
-    private func beginOutage(reason: String, startedAt started: Duration? = nil) {
-        let now = clock.elapsed
-        let logged = state.withValue { state -> Bool in
-            if let started, let recovered = state.recovered, started < recovered { return false }
-            if var outage = state.outage {
-                outage.failures += 1
-                outage.retryAt = now + options.retryBackoff.delay(afterFailures: outage.failures)
-                outage.reason = reason
-                state.outage = outage
-                return false
-            }
-            state.counters.outages += 1
-            let due = state.warnings["outage", default: RateLimitedCount()].note(now: now) != nil
-            state.outage = Outage(since: now, failures: 1, retryAt: now + options.retryBackoff.delay(afterFailures: 1),
-                                  reason: reason, logged: due)
-            return due
-        }
-        if logged {
-            log.warn("shared visitor store: \(backendName) unreachable (\(reason)); deciding from this instance's "
-                + "visitor data, writes kept pending until it answers again")
-        }
-    }
-
-    /// A call that succeeded: ends an outage (logged, when its start was) and writes what is
-    /// pending — unless the call began before the outage did (its answer is older news).
-    private func noteSuccess(startedAt started: Duration? = nil, downFor reported: Duration? = nil) {
-        let now = clock.elapsed
-        guard let ended = state.withValue({ state -> (Outage, Int)? in
-            guard let outage = state.outage else { return nil }
-            if let started, started < outage.since { return nil }
-            state.outage = nil
-            state.recovered = now
-            state.failures = 0
-            return (outage, state.dirty.count)
-        }) else { return }
-        if ended.0.logged {
-            log.warn("shared visitor store: \(backendName) reachable again after \(Self.seconds(reported ?? (now - ended.0.since))) s"
-                + (ended.1 > 0 ? "; writing the \(ended.1) visitor(s) pending" : ""))
-        }
-        drain()
-    }
-
-    private func handle(_ event: VisitorDataBackendEvent) {
-        switch event {
-        case .unavailable(let reason):
-            beginOutage(reason: reason)
-        case .available(let downFor):
-            noteSuccess(downFor: downFor)
-        case .dataLost:
-            Task.detached { self.rewriteRecent() }
-        }
-    }
-
-    /// Marks the visitors seen last for writing again: the backend lost what it held of them.
-    private func rewriteRecent() {
-        let keys = state.withValue { state -> [VisitorKey] in
-            var seen = Set<VisitorKey>()
-            return state.recent.filter { seen.insert($0).inserted }
-        }
-        var marked = 0
-        for key in keys where local.data(for: key) != nil {
-            markDirty(key, base: VisitorData(), renewed: false, replacingBase: true)
-            marked += 1
-        }
-        state.withValue { $0.counters.rewrittenAfterDataLoss += marked }
-        log.warn("shared visitor store: \(backendName) lost the data it held (restarted without persistence?); "
-            + "writing again the \(marked) visitor(s) this instance saw last")
-    }
-
-    private func remember(_ key: VisitorKey, _ state: inout State) {
-        let capacity = options.rewrittenAfterDataLoss
-        guard capacity > 0 else { return }
-        if state.recent.count < capacity {
-            state.recent.append(key)
-        } else {
-            state.recent[state.recentNext] = key
-            state.recentNext = (state.recentNext + 1) % capacity
-        }
-    }
-
-    /// Seconds with one decimal, for log lines.
-    private static func seconds(_ duration: Duration) -> String {
-        let tenths = max(0, milliseconds(duration) / 100)
-        return "\(tenths / 10).\(tenths % 10)"
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-
-    // MARK: Write-behind
-
-    /// Marks `key` for writing behind; `base` is what the backend holds of it (kept when the key
-    /// is marked already, unless `replacingBase`: a full rewrite).
-    private func markDirty(_ key: VisitorKey, base: VisitorData, renewed: Bool, replacingBase: Bool = false) {
-        let start: Bool = state.withValue { state in
-            if state.dirty[key] == nil {
-                var base = base, renewed = renewed
-                if let stored = state.stored.removeValue(forKey: key) {
-                    for (experience, variation) in stored.decisions {
-                        base.setVariation(InternedId(variation), forExperience: InternedId(experience))
-                    }
-                    for goal in stored.goals { base.insertGoal(InternedId(goal)) }
-                    renewed = true
-                }
-                state.nextMark += 1
-                state.dirty[key] = Pending(mark: state.nextMark, base: base, renewed: renewed)
-                state.order.append((key, state.nextMark))
-                if state.dirty.count > options.maximumPendingVisitors, let oldest = popOldest(&state) {
-                    state.dirty[oldest] = nil
-                    state.counters.droppedWrites += 1
-                }
-            } else if replacingBase {
-                state.dirty[key]!.base = base
-                state.dirty[key]!.renewed = renewed
-            }
-            guard !state.writerRunning else { return false }
-            state.writerRunning = true
-            return true
-        }
-        if start { Task.detached { await self.runWriter() } }
-    }
-
-    /// A write that failed: its visitors marked again with the base they had (what the backend
-    /// is known to hold), merged with changes marked since.
-    private func markAgain(_ batch: [(VisitorKey, Pending)]) {
-        for (key, pending) in batch { markDirty(key, base: pending.base, renewed: false, replacingBase: true) }
-    }
-
-    /// The oldest key still marked, skipping stale entries of the order queue.
-    private func popOldest(_ state: inout State) -> VisitorKey? {
-        while state.orderStart < state.order.count {
-            let entry = state.order[state.orderStart]
-            state.orderStart += 1
-            if state.dirty[entry.key]?.mark == entry.mark { return entry.key }
-        }
-        return nil
-    }
-
-    /// Up to a batch of marked keys, oldest first, unmarked; `nil` when none.
-    private func takeBatch() -> [(VisitorKey, Pending)]? {
-        state.withValue { takeBatch(&$0) }
-    }
-
-    private func takeBatch(_ state: inout State) -> [(VisitorKey, Pending)]? {
-        var batch: [(VisitorKey, Pending)] = []
-        while batch.count < options.batchSize, let key = popOldest(&state) {
-            if let pending = state.dirty.removeValue(forKey: key) { batch.append((key, pending)) }
-        }
-        if state.orderStart > 4096 && state.orderStart * 2 > state.order.count {
-            state.order.removeFirst(state.orderStart)
-            state.orderStart = 0
-        }
-        return batch.isEmpty ? nil : batch
-    }
-
-    private func runWriter() async {
-        while true {
-            let failures = state.withValue { $0.failures }
-            let delay = failures == 0 ? options.writeBehind : options.retryBackoff.delay(afterFailures: failures)
-            try? await clock.sleep(for: delay)
-            let batch: [(VisitorKey, Pending)]? = state.withValue { state in
-                guard let batch = takeBatch(&state) else {
-                    // Under the lock, so a change marked after this sees no writer and starts one.
-                    state.writerRunning = false
-                    return nil
-                }
-                return batch
-            }
-            guard let batch else { return }
-            let written = await write(batch)
-            state.withValue { $0.failures = written ? 0 : $0.failures + 1 }
-        }
-    }
-
-    /// Writes everything pending now, batch after batch, once the backend is back (one drain at
-    /// a time; the writer's backoff is not waited out).
-    private func drain() {
-        let start = state.withValue { state -> Bool in
-            guard !state.draining, !state.dirty.isEmpty else { return false }
-            state.draining = true
-            return true
-        }
-        guard start else { return }
-        Task.detached {
-            while let batch = self.takeBatch() {
-                guard await self.write(batch) else { break }
-            }
-            self.state.withValue { $0.draining = false }
-        }
-    }
-
-    /// The changes of `data` over `pending.base`: new decisions and goals, locations and
-    /// segments when they differ; the renewal unless the backend just renewed.
-    private static func changes(_ key: VisitorKey, _ data: VisitorData, over pending: Pending,
-                                leavingOut awaiting: [InternedId] = []) -> VisitorDataChanges {
-        let base = pending.base
-        var decisions: [String: String] = [:]
-        data.forEachDecision { experience, variation in
-            if !base.hasVariation(forExperience: experience), !awaiting.contains(experience) {
-                decisions[experience.string] = variation.string
-            }
-        }
-        let goals = base.isEmpty ? data.goals : data.goals.subtracting(base.goals)
-        let locations = data.locations
-        let segments = data.segmentValues
-        return VisitorDataChanges(key: key, decisions: decisions, goals: goals,
-                                  locations: locations == base.locations ? nil : locations,
-                                  segmentValues: segments == base.segmentValues ? nil : segments,
-                                  renewsExpiry: !pending.renewed)
-    }
-
-    /// Writes the keys' changes; on failure they are marked again for a retry.
-    private func write(_ batch: [(VisitorKey, Pending)]) async -> Bool {
-        state.withValue { state in for (key, _) in batch { state.inFlight[key, default: 0] += 1 } }
-        defer {
-            let waiters = state.withValue { state in
-                for (key, _) in batch {
-                    let left = (state.inFlight[key] ?? 1) - 1
-                    state.inFlight[key] = left > 0 ? left : nil
-                }
-                defer { state.writeWaiters = [] }
-                return state.writeWaiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
-        // New decisions still awaiting their claim are left out (and looked at again next time).
-        let now = clock.elapsed
-        let awaiting = state.withValue { state -> [VisitorKey: [InternedId]] in
-            guard !state.awaitingClaims.isEmpty else { return [:] }
-            var out: [VisitorKey: [InternedId]] = [:]
-            for (key, _) in batch {
-                guard let decisions = state.awaitingClaims[key] else { continue }
-                for (experience, since) in decisions where now - since < Self.claimWait { out[key, default: []].append(experience) }
-            }
-            return out
-        }
-        var leftOut: [(VisitorKey, VisitorData)] = []
-        let changes = batch.compactMap { key, pending -> VisitorDataChanges? in
-            guard let data = local.data(for: key) else { return nil }
-            let waiting = awaiting[key] ?? []
-            if !waiting.isEmpty {
-                var written = data
-                for experience in waiting { written.removeVariation(forExperience: experience) }
-                leftOut.append((key, written))
-            }
-            let changes = Self.changes(key, data, over: pending, leavingOut: waiting)
-            return changes.isEmpty && !changes.renewsExpiry ? nil : changes
-        }
-        defer { for (key, written) in leftOut { markDirty(key, base: written, renewed: true) } }
-        guard !changes.isEmpty else { return true }
-        let started = clock.elapsed
-        do {
-            let kept = try await backend.merge(changes)
-            var conflicts = 0
-            for (change, stored) in zip(changes, kept) where !stored.isEmpty {
-                local.update(change.key) { data in
-                    let adopted = Self.adopting(stored, data)
-                    conflicts += adopted.changed
-                    data = adopted.data
-                }
-            }
-            state.withValue { state in
-                state.counters.saves += changes.count
-                state.counters.conflicts += conflicts
-                for change in changes { remember(change.key, &state) }
-            }
-            noteSuccess(startedAt: started)
-            if conflicts > 0 {
-                log.info("shared visitor store: \(conflicts) sticky decision(s) were already stored by another instance; the first kept")
-            }
-            return true
-        } catch {
-            state.withValue { $0.counters.saveFailures += 1 }
-            noteFailure(error, startedAt: started)
-            warn("save", "visitor data not written (\(error)); \(changes.count) visitor(s) will be retried")
-            markAgain(batch)
-            return false
-        }
-    }
-
-    /// A warning at most once per 10 s per kind, on the store's clock.
-    private func warn(_ kind: String, _ message: String) {
-        let now = clock.elapsed
-        let due = state.withValue { state -> Bool in
-            state.warnings[kind, default: RateLimitedCount()].note(now: now) != nil
-        }
-        if due { log.warn("shared visitor store: \(message)") }
-    }
-
-    // MARK: Merging
-
-    /// Loaded data merged with what this instance holds: stored decisions first, goals and
-    /// locations united. Segments: this instance's over the stored ones while it has changes
-    /// not yet written; otherwise its copy is older than (or the same as) the stored one, which
-    /// is taken.
-    static func merged(stored: VisitorData, local: VisitorData, localUnsaved: Bool) -> VisitorData {
-        var out = stored
-        var bucketing = stored.bucketing
-        for (experience, variation) in local.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
-        out.bucketing = bucketing
-        out.goals = stored.goals.union(local.goals)
-        out.locations = stored.locations.union(local.locations)
-        if localUnsaved {
-            out.segmentValues = VisitorSegments.storing(local.segmentValues, over: stored.segmentValues)
-        } else if stored.segmentValues.isEmpty {
-            out.segmentValues = local.segmentValues
-        }
-        return out
-    }
-
-    /// `local` with the decisions another instance stored first adopted (experience id →
-    /// variation id); with the number of decisions that changed.
-    static func adopting(_ stored: [String: String], _ local: VisitorData) -> (data: VisitorData, changed: Int) {
-        var out = local
-        var bucketing = local.bucketing
-        var changed = 0
-        for (experience, variation) in stored where bucketing[experience] != variation {
-            if bucketing[experience] != nil { changed += 1 }
-            bucketing[experience] = variation
-        }
-        out.bucketing = bucketing
-        return (out, changed)
-    }
 }

@@ -1,0 +1,121 @@
+import ConvertEnvironment
+import ConvertStorage
+import ConvertSynchronization
+import ConvertVisitor
+import Foundation
+
+extension WriteBehindVisitorStore {
+    // MARK: Outages
+
+    /// The reason to answer without calling the backend, while an outage's fail-fast window lasts.
+    func skippedDuringOutage() -> String? {
+        let now = clock.elapsed
+        return state.withValue { state -> String? in
+            guard let outage = state.outage, now < outage.retryAt else { return nil }
+            return "\(backendName) unreachable since \(Self.seconds(now - outage.since)) s (\(outage.reason)); "
+                + "next call in \(Self.milliseconds(outage.retryAt - now)) ms"
+        }
+    }
+
+    /// A failed call: starts an outage (logged once), or lengthens its fail-fast window. An
+    /// error about one visitor's record is reported, not taken for an outage; nor is the failure
+    /// of a call that began before the backend last came back.
+    func noteFailure(_ error: any Error, startedAt started: Duration) {
+        guard !(error is any VisitorRecordError) else {
+            warn("record", "\(error); that visitor is decided from what this instance holds")
+            return
+        }
+        beginOutage(reason: "\(error)", startedAt: started)
+    }
+
+    func beginOutage(reason: String, startedAt started: Duration? = nil) {
+        let now = clock.elapsed
+        let logged = state.withValue { state -> Bool in
+            if let started, let recovered = state.recovered, started < recovered { return false }
+            if var outage = state.outage {
+                outage.failures += 1
+                outage.retryAt = now + options.retryBackoff.delay(afterFailures: outage.failures)
+                outage.reason = reason
+                state.outage = outage
+                return false
+            }
+            state.counters.outages += 1
+            let due = state.warnings["outage", default: RateLimitedCount()].note(now: now) != nil
+            state.outage = Outage(since: now, failures: 1, retryAt: now + options.retryBackoff.delay(afterFailures: 1),
+                                  reason: reason, logged: due)
+            return due
+        }
+        if logged {
+            log.warn("shared visitor store: \(backendName) unreachable (\(reason)); deciding from this instance's "
+                + "visitor data, writes kept pending until it answers again")
+        }
+    }
+
+    /// A call that succeeded: ends an outage (logged, when its start was) and writes what is
+    /// pending — unless the call began before the outage did (its answer is older news).
+    func noteSuccess(startedAt started: Duration? = nil, downFor reported: Duration? = nil) {
+        let now = clock.elapsed
+        guard let ended = state.withValue({ state -> (Outage, Int)? in
+            guard let outage = state.outage else { return nil }
+            if let started, started < outage.since { return nil }
+            state.outage = nil
+            state.recovered = now
+            state.failures = 0
+            return (outage, state.dirty.count)
+        }) else { return }
+        if ended.0.logged {
+            log.warn("shared visitor store: \(backendName) reachable again after \(Self.seconds(reported ?? (now - ended.0.since))) s"
+                + (ended.1 > 0 ? "; writing the \(ended.1) visitor(s) pending" : ""))
+        }
+        drain()
+    }
+
+    func handle(_ event: VisitorDataBackendEvent) {
+        switch event {
+        case .unavailable(let reason):
+            beginOutage(reason: reason)
+        case .available(let downFor):
+            noteSuccess(downFor: downFor)
+        case .dataLost:
+            Task.detached { self.rewriteRecent() }
+        }
+    }
+
+    /// Marks the visitors seen last for writing again: the backend lost what it held of them.
+    func rewriteRecent() {
+        let keys = state.withValue { state -> [VisitorKey] in
+            var seen = Set<VisitorKey>()
+            return state.recent.filter { seen.insert($0).inserted }
+        }
+        var marked = 0
+        for key in keys where local.data(for: key) != nil {
+            markDirty(key, base: VisitorData(), renewed: false, replacingBase: true)
+            marked += 1
+        }
+        state.withValue { $0.counters.rewrittenAfterDataLoss += marked }
+        log.warn("shared visitor store: \(backendName) lost the data it held (restarted without persistence?); "
+            + "writing again the \(marked) visitor(s) this instance saw last")
+    }
+
+    func remember(_ key: VisitorKey, _ state: inout State) {
+        let capacity = options.rewrittenAfterDataLoss
+        guard capacity > 0 else { return }
+        if state.recent.count < capacity {
+            state.recent.append(key)
+        } else {
+            state.recent[state.recentNext] = key
+            state.recentNext = (state.recentNext + 1) % capacity
+        }
+    }
+
+    /// Seconds with one decimal, for log lines.
+    static func seconds(_ duration: Duration) -> String {
+        let tenths = max(0, milliseconds(duration) / 100)
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,242 @@
+import ConvertEnvironment
+import ConvertStorage
+import ConvertSynchronization
+import ConvertVisitor
+import Foundation
+
+extension WriteBehindVisitorStore {
+    // MARK: Write-behind
+
+    /// Marks `key` for writing behind; `base` is what the backend holds of it (kept when the key
+    /// is marked already, unless `replacingBase`: a full rewrite).
+    func markDirty(_ key: VisitorKey, base: VisitorData, renewed: Bool, replacingBase: Bool = false) {
+        let start: Bool = state.withValue { state in
+            if state.dirty[key] == nil {
+                var base = base, renewed = renewed
+                if let stored = state.stored.removeValue(forKey: key) {
+                    for (experience, variation) in stored.decisions {
+                        base.setVariation(InternedId(variation), forExperience: InternedId(experience))
+                    }
+                    for goal in stored.goals { base.insertGoal(InternedId(goal)) }
+                    renewed = true
+                }
+                state.nextMark += 1
+                state.dirty[key] = Pending(mark: state.nextMark, base: base, renewed: renewed)
+                state.order.append((key, state.nextMark))
+                if state.dirty.count > options.maximumPendingVisitors, let oldest = popOldest(&state) {
+                    state.dirty[oldest] = nil
+                    state.counters.droppedWrites += 1
+                }
+            } else if replacingBase {
+                state.dirty[key]!.base = base
+                state.dirty[key]!.renewed = renewed
+            }
+            guard !state.writerRunning else { return false }
+            state.writerRunning = true
+            return true
+        }
+        if start { Task.detached { await self.runWriter() } }
+    }
+
+    /// A write that failed: its visitors marked again with the base they had (what the backend
+    /// is known to hold), merged with changes marked since.
+    func markAgain(_ batch: [(VisitorKey, Pending)]) {
+        for (key, pending) in batch { markDirty(key, base: pending.base, renewed: false, replacingBase: true) }
+    }
+
+    /// The oldest key still marked, skipping stale entries of the order queue.
+    func popOldest(_ state: inout State) -> VisitorKey? {
+        while state.orderStart < state.order.count {
+            let entry = state.order[state.orderStart]
+            state.orderStart += 1
+            if state.dirty[entry.key]?.mark == entry.mark { return entry.key }
+        }
+        return nil
+    }
+
+    /// Up to a batch of marked keys, oldest first, unmarked; `nil` when none.
+    func takeBatch() -> [(VisitorKey, Pending)]? {
+        state.withValue { takeBatch(&$0) }
+    }
+
+    func takeBatch(_ state: inout State) -> [(VisitorKey, Pending)]? {
+        var batch: [(VisitorKey, Pending)] = []
+        while batch.count < options.batchSize, let key = popOldest(&state) {
+            if let pending = state.dirty.removeValue(forKey: key) { batch.append((key, pending)) }
+        }
+        if state.orderStart > 4096 && state.orderStart * 2 > state.order.count {
+            state.order.removeFirst(state.orderStart)
+            state.orderStart = 0
+        }
+        return batch.isEmpty ? nil : batch
+    }
+
+    func runWriter() async {
+        while true {
+            let failures = state.withValue { $0.failures }
+            let delay = failures == 0 ? options.writeBehind : options.retryBackoff.delay(afterFailures: failures)
+            try? await clock.sleep(for: delay)
+            let batch: [(VisitorKey, Pending)]? = state.withValue { state in
+                guard let batch = takeBatch(&state) else {
+                    // Under the lock, so a change marked after this sees no writer and starts one.
+                    state.writerRunning = false
+                    return nil
+                }
+                return batch
+            }
+            guard let batch else { return }
+            let written = await write(batch)
+            state.withValue { $0.failures = written ? 0 : $0.failures + 1 }
+        }
+    }
+
+    /// Writes everything pending now, batch after batch, once the backend is back (one drain at
+    /// a time; the writer's backoff is not waited out).
+    func drain() {
+        let start = state.withValue { state -> Bool in
+            guard !state.draining, !state.dirty.isEmpty else { return false }
+            state.draining = true
+            return true
+        }
+        guard start else { return }
+        Task.detached {
+            while let batch = self.takeBatch() {
+                guard await self.write(batch) else { break }
+            }
+            self.state.withValue { $0.draining = false }
+        }
+    }
+
+    /// The changes of `data` over `pending.base`: new decisions and goals, locations and
+    /// segments when they differ; the renewal unless the backend just renewed.
+    static func changes(_ key: VisitorKey, _ data: VisitorData, over pending: Pending,
+                                leavingOut awaiting: [InternedId] = []) -> VisitorDataChanges {
+        let base = pending.base
+        var decisions: [String: String] = [:]
+        data.forEachDecision { experience, variation in
+            if !base.hasVariation(forExperience: experience), !awaiting.contains(experience) {
+                decisions[experience.string] = variation.string
+            }
+        }
+        let goals = base.isEmpty ? data.goals : data.goals.subtracting(base.goals)
+        let locations = data.locations
+        let segments = data.segmentValues
+        return VisitorDataChanges(key: key, decisions: decisions, goals: goals,
+                                  locations: locations == base.locations ? nil : locations,
+                                  segmentValues: segments == base.segmentValues ? nil : segments,
+                                  renewsExpiry: !pending.renewed)
+    }
+
+    /// Writes the keys' changes; on failure they are marked again for a retry.
+    func write(_ batch: [(VisitorKey, Pending)]) async -> Bool {
+        state.withValue { state in for (key, _) in batch { state.inFlight[key, default: 0] += 1 } }
+        defer {
+            let waiters = state.withValue { state in
+                for (key, _) in batch {
+                    let left = (state.inFlight[key] ?? 1) - 1
+                    state.inFlight[key] = left > 0 ? left : nil
+                }
+                defer { state.writeWaiters = [] }
+                return state.writeWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        // New decisions still awaiting their claim are left out (and looked at again next time).
+        let now = clock.elapsed
+        let awaiting = state.withValue { state -> [VisitorKey: [InternedId]] in
+            guard !state.awaitingClaims.isEmpty else { return [:] }
+            var out: [VisitorKey: [InternedId]] = [:]
+            for (key, _) in batch {
+                guard let decisions = state.awaitingClaims[key] else { continue }
+                for (experience, since) in decisions where now - since < Self.claimWait { out[key, default: []].append(experience) }
+            }
+            return out
+        }
+        var leftOut: [(VisitorKey, VisitorData)] = []
+        let changes = batch.compactMap { key, pending -> VisitorDataChanges? in
+            guard let data = local.data(for: key) else { return nil }
+            let waiting = awaiting[key] ?? []
+            if !waiting.isEmpty {
+                var written = data
+                for experience in waiting { written.removeVariation(forExperience: experience) }
+                leftOut.append((key, written))
+            }
+            let changes = Self.changes(key, data, over: pending, leavingOut: waiting)
+            return changes.isEmpty && !changes.renewsExpiry ? nil : changes
+        }
+        defer { for (key, written) in leftOut { markDirty(key, base: written, renewed: true) } }
+        guard !changes.isEmpty else { return true }
+        let started = clock.elapsed
+        do {
+            let kept = try await backend.merge(changes)
+            var conflicts = 0
+            for (change, stored) in zip(changes, kept) where !stored.isEmpty {
+                local.update(change.key) { data in
+                    let adopted = Self.adopting(stored, data)
+                    conflicts += adopted.changed
+                    data = adopted.data
+                }
+            }
+            state.withValue { state in
+                state.counters.saves += changes.count
+                state.counters.conflicts += conflicts
+                for change in changes { remember(change.key, &state) }
+            }
+            noteSuccess(startedAt: started)
+            if conflicts > 0 {
+                log.info("shared visitor store: \(conflicts) sticky decision(s) were already stored by another instance; the first kept")
+            }
+            return true
+        } catch {
+            state.withValue { $0.counters.saveFailures += 1 }
+            noteFailure(error, startedAt: started)
+            warn("save", "visitor data not written (\(error)); \(changes.count) visitor(s) will be retried")
+            markAgain(batch)
+            return false
+        }
+    }
+
+    /// A warning at most once per 10 s per kind, on the store's clock.
+    func warn(_ kind: String, _ message: String) {
+        let now = clock.elapsed
+        let due = state.withValue { state -> Bool in
+            state.warnings[kind, default: RateLimitedCount()].note(now: now) != nil
+        }
+        if due { log.warn("shared visitor store: \(message)") }
+    }
+
+    // MARK: Merging
+
+    /// Loaded data merged with what this instance holds: stored decisions first, goals and
+    /// locations united. Segments: this instance's over the stored ones while it has changes
+    /// not yet written; otherwise its copy is older than (or the same as) the stored one, which
+    /// is taken.
+    static func merged(stored: VisitorData, local: VisitorData, localUnsaved: Bool) -> VisitorData {
+        var out = stored
+        var bucketing = stored.bucketing
+        for (experience, variation) in local.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
+        out.bucketing = bucketing
+        out.goals = stored.goals.union(local.goals)
+        out.locations = stored.locations.union(local.locations)
+        if localUnsaved {
+            out.segmentValues = VisitorSegments.storing(local.segmentValues, over: stored.segmentValues)
+        } else if stored.segmentValues.isEmpty {
+            out.segmentValues = local.segmentValues
+        }
+        return out
+    }
+
+    /// `local` with the decisions another instance stored first adopted (experience id →
+    /// variation id); with the number of decisions that changed.
+    static func adopting(_ stored: [String: String], _ local: VisitorData) -> (data: VisitorData, changed: Int) {
+        var out = local
+        var bucketing = local.bucketing
+        var changed = 0
+        for (experience, variation) in stored where bucketing[experience] != variation {
+            if bucketing[experience] != nil { changed += 1 }
+            bucketing[experience] = variation
+        }
+        out.bucketing = bucketing
+        return (out, changed)
+    }
+}
