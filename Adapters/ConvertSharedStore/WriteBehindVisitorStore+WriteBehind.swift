@@ -142,20 +142,22 @@ extension WriteBehindVisitorStore {
             for waiter in waiters { waiter.resume() }
         }
         // New decisions still awaiting their claim are left out (and looked at again next time).
+        // Read with the visitors' data under the state's lock, as the decision path adds them.
         let now = clock.elapsed
-        let awaiting = state.withValue { state -> [VisitorKey: [InternedId]] in
-            guard !state.awaitingClaims.isEmpty else { return [:] }
-            var out: [VisitorKey: [InternedId]] = [:]
-            for (key, _) in batch {
-                guard let decisions = state.awaitingClaims[key] else { continue }
-                for (experience, since) in decisions where now - since < Self.claimWait { out[key, default: []].append(experience) }
+        let claimsAfter = options.firstDecisionClaim == .afterAnswering
+        let read = { (awaiting: [VisitorKey: [InternedId: Duration]]) -> [(VisitorKey, Pending, VisitorData, [InternedId])] in
+            batch.compactMap { key, pending in
+                guard let data = self.local.data(for: key) else { return nil }
+                var waiting: [InternedId] = []
+                if let decisions = awaiting[key] {
+                    for (experience, since) in decisions where now - since < Self.claimWait { waiting.append(experience) }
+                }
+                return (key, pending, data, waiting)
             }
-            return out
         }
+        let snapshot = claimsAfter ? state.withValue { read($0.awaitingClaims) } : read([:])
         var leftOut: [(VisitorKey, VisitorData)] = []
-        let changes = batch.compactMap { key, pending -> VisitorDataChanges? in
-            guard let data = local.data(for: key) else { return nil }
-            let waiting = awaiting[key] ?? []
+        let changes = snapshot.compactMap { key, pending, data, waiting -> VisitorDataChanges? in
             if !waiting.isEmpty {
                 var written = data
                 for experience in waiting { written.removeVariation(forExperience: experience) }

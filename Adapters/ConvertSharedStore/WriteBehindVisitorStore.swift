@@ -152,30 +152,50 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     @discardableResult
     public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
         var before: VisitorData?
-        var decided: [InternedId] = []
-        let claimsAfter = options.firstDecisionClaim == .afterAnswering
-        let result = local.update(key) { data -> Result in
-            let old = data
-            let result = body(&data)
-            if data != old {
-                before = old
-                if claimsAfter {
-                    data.forEachDecision { experience, _ in
-                        if !old.hasVariation(forExperience: experience) { decided.append(experience) }
+        let result: Result
+        if options.firstDecisionClaim == .afterAnswering {
+            // The new decision becomes visible locally and awaiting its claim in one step, the
+            // state's lock held around both: a write behind reads the two under the same lock,
+            // so it never sees the decision without also seeing that it must leave it out.
+            result = state.withValue { state in
+                var decided: [InternedId] = []
+                let result = local.update(key) { data -> Result in
+                    let old = data
+                    let result = body(&data)
+                    if data != old {
+                        before = old
+                        data.forEachDecision { experience, _ in
+                            if !old.hasVariation(forExperience: experience) { decided.append(experience) }
+                        }
                     }
+                    return result
                 }
+                if !decided.isEmpty {
+                    let now = clock.elapsed
+                    if state.awaitingClaims.count >= 4_096 { Self.forgetExpiredClaims(now, &state) }
+                    for experience in decided { state.awaitingClaims[key, default: [:]][experience] = now }
+                }
+                return result
             }
-            return result
-        }
-        if !decided.isEmpty {
-            let now = clock.elapsed
-            state.withValue { state in
-                if state.awaitingClaims.count >= 4_096 { state.awaitingClaims = [:] }
-                for experience in decided { state.awaitingClaims[key, default: [:]][experience] = now }
+        } else {
+            result = local.update(key) { data -> Result in
+                let old = data
+                let result = body(&data)
+                if data != old { before = old }
+                return result
             }
         }
         if let before { markDirty(key, base: before, renewed: false) }
         return result
+    }
+
+    /// Drops the decisions that have awaited their claim longer than ``claimWait`` (the writes
+    /// behind no longer leave them out anyway).
+    static func forgetExpiredClaims(_ now: Duration, _ state: inout State) {
+        state.awaitingClaims = state.awaitingClaims.compactMapValues { decisions in
+            let waiting = decisions.filter { now - $0.value < claimWait }
+            return waiting.isEmpty ? nil : waiting
+        }
     }
 
     /// Writes every pending change now (whether or not the backend is in an outage), waits for
