@@ -65,20 +65,34 @@ public struct VisitorCookie: Sendable, Hashable {
     /// name wins; malformed pairs are skipped.
     public func visitorId(fromCookieHeader header: String?) -> String? {
         guard let header else { return nil }
-        for pair in header.split(separator: ";", omittingEmptySubsequences: true) {
-            guard let equals = pair.firstIndex(of: "=") else { continue }
-            let key = pair[..<equals].trimmingCharacters(in: .whitespaces)
-            guard key == name else { continue }
-            var value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast())
+        // Read as bytes: this runs on every request, and Foundation's trimming costs microseconds.
+        let bytes = Array(header.utf8), wanted = Array(name.utf8)
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: ";") { end += 1 }
+            defer { start = end + 1 }
+            guard let equals = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) else { continue }
+            guard Self.trimmed(bytes[start..<equals]).elementsEqual(wanted) else { continue }
+            var value = Self.trimmed(bytes[(equals + 1)..<end])
+            if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                value = value.dropFirst().dropLast()
             }
-            let decoded = value.removingPercentEncoding ?? value
+            let text = String(decoding: value, as: UTF8.self)
+            let decoded = value.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding ?? text : text
             let usable = !decoded.isEmpty && decoded.utf8.count <= ConvertContext.maximumVisitorIdBytes
                 && !decoded.allSatisfy(\.isWhitespace) && !Self.hasControlCharacter(decoded)
             return usable ? decoded : nil
         }
         return nil
+    }
+
+    /// Without the spaces and tabs around it (a cookie header's optional white space).
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var bytes = bytes
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        return bytes
     }
 
     /// The `Set-Cookie` header value that stores `visitorId` (percent-escaped where a cookie
@@ -108,12 +122,12 @@ public struct VisitorCookie: Sendable, Hashable {
     }
 
     private func header(for visitorId: String) -> String {
-        var parts = ["\(name)=\(Self.escape(visitorId))", "Path=\(path)", "Max-Age=\(maxAge.components.seconds)"]
-        if let domain { parts.append("Domain=\(domain)") }
-        if secure || sameSite == .none { parts.append("Secure") }
-        if httpOnly { parts.append("HttpOnly") }
-        parts.append("SameSite=\(sameSite.rawValue)")
-        return parts.joined(separator: "; ")
+        var header = "\(name)=\(Self.escape(visitorId)); Path=\(path); Max-Age=\(maxAge.components.seconds)"
+        if let domain { header += "; Domain=\(domain)" }
+        if secure || sameSite == .none { header += "; Secure" }
+        if httpOnly { header += "; HttpOnly" }
+        header += "; SameSite=\(sameSite.rawValue)"
+        return header
     }
 
     private static func hasControlCharacter(_ text: String) -> Bool {
@@ -135,16 +149,19 @@ public struct VisitorCookie: Sendable, Hashable {
     public func visitor(fromCookieHeader header: String?) -> (id: String, setCookie: String?) {
         if let known = visitorId(fromCookieHeader: header) { return (known, nil) }
         let id = Self.newVisitorId()
-        return (id, (try? makeSetCookieHeader(for: id)) ?? "")
+        return (id, self.header(for: id))
     }
 
     /// RFC 6265 cookie-octets pass; everything else (and `%`) is percent-escaped.
     private static func escape(_ value: String) -> String {
+        func allowed(_ byte: UInt8) -> Bool {
+            (byte == 0x21 || (0x23...0x2B).contains(byte) || (0x2D...0x3A).contains(byte)
+                || (0x3C...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)) && byte != UInt8(ascii: "%")
+        }
+        if value.utf8.allSatisfy(allowed) { return value }
         var out = ""
         for byte in value.utf8 {
-            let allowed = byte == 0x21 || (0x23...0x2B).contains(byte) || (0x2D...0x3A).contains(byte)
-                || (0x3C...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
-            if allowed && byte != UInt8(ascii: "%") {
+            if allowed(byte) {
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 out += String(format: "%%%02X", byte)

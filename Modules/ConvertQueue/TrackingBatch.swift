@@ -47,11 +47,4 @@ package struct TrackingBatch: Sendable, Hashable, Codable {
 
     /// The number of events in the batch.
     package var eventCount: Int { visitors.reduce(0) { $0 + $1.events.count } }
-
-    /// The JSON body.
-    package func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
-    }
 }

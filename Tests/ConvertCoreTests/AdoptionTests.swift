@@ -16,6 +16,7 @@ import Testing
         #expect(cookie.visitorId(fromCookieHeader: "a=1; convert_visitor_id=abc-123; b=2") == "abc-123")
         #expect(cookie.visitorId(fromCookieHeader: "convert_visitor_id=first;convert_visitor_id=second") == "first")
         #expect(cookie.visitorId(fromCookieHeader: "  convert_visitor_id = spaced  ") == "spaced")
+        #expect(cookie.visitorId(fromCookieHeader: "a=1;;\tconvert_visitor_id=\ttabbed\t; =x") == "tabbed")
         #expect(cookie.visitorId(fromCookieHeader: "xconvert_visitor_id=no; convert_visitor_idx=no") == nil)
     }
 

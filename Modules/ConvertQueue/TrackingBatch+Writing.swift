@@ -1,0 +1,151 @@
+import ConvertTracking
+import ConvertVisitor
+import Foundation
+
+extension TrackingBatch {
+    /// The JSON body, written directly: the same bytes as `JSONEncoder` with sorted keys and
+    /// unescaped slashes (held equal by the tests), several times faster. Batches carrying goal
+    /// data (numbers whose printing is Foundation's own) are encoded by `JSONEncoder`.
+    package func encoded() throws -> Data {
+        guard let bytes = written() else { return try encodedByFoundation() }
+        return Data(bytes)
+    }
+
+    /// The JSON body through `JSONEncoder`.
+    package func encodedByFoundation() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// The body in bytes, or `nil` when an event carries goal data.
+    package func written() -> [UInt8]? {
+        var out = JSONBytes(capacity: 96 + visitors.count * 160)
+        out.raw(#"{"accountId":"#)
+        out.string(accountId)
+        out.raw(enrichData ? #","enrichData":true,"projectId":"# : #","enrichData":false,"projectId":"#)
+        out.string(projectId)
+        out.raw(#","source":"#)
+        out.string(source)
+        out.raw(#","visitors":["#)
+        for (index, visitor) in visitors.enumerated() {
+            if index > 0 { out.byte(UInt8(ascii: ",")) }
+            out.raw(#"{"events":["#)
+            for (position, event) in visitor.events.enumerated() {
+                if position > 0 { out.byte(UInt8(ascii: ",")) }
+                switch event {
+                case .bucketing(let experienceId, let variationId):
+                    out.raw(#"{"data":{"experienceId":"#)
+                    out.string(experienceId)
+                    out.raw(#","variationId":"#)
+                    out.string(variationId)
+                    out.raw(#"},"eventType":"bucketing"}"#)
+                case .conversion(let goalId, let goalData, let bucketingData):
+                    guard goalData == nil else { return nil }
+                    out.raw(#"{"data":{"#)
+                    if let bucketingData {
+                        out.raw(#""bucketingData":{"#)
+                        for (n, key) in bucketingData.keys.sorted(by: JSONBytes.precedes).enumerated() {
+                            if n > 0 { out.byte(UInt8(ascii: ",")) }
+                            out.string(key)
+                            out.byte(UInt8(ascii: ":"))
+                            out.string(bucketingData[key]!)
+                        }
+                        out.raw(#"},"#)
+                    }
+                    out.raw(#""goalId":"#)
+                    out.string(goalId)
+                    out.raw(#"},"eventType":"conversion"}"#)
+                }
+            }
+            out.byte(UInt8(ascii: "]"))
+            if let segments = visitor.segments {
+                out.raw(#","segments":"#)
+                out.segments(segments)
+            }
+            out.raw(#","visitorId":"#)
+            out.string(visitor.visitorId)
+            out.byte(UInt8(ascii: "}"))
+        }
+        out.raw("]}")
+        return out.bytes
+    }
+}
+
+/// JSON text as `JSONEncoder` writes it: strings escaped the same way, keys in byte order.
+struct JSONBytes {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func byte(_ byte: UInt8) {
+        bytes.append(byte)
+    }
+
+    /// Text that needs no escaping (the writer's own keys and punctuation).
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: utf8[start..<index])
+                start = index + 1
+                bytes.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+                case 0x08: bytes.append(UInt8(ascii: "b"))
+                case 0x0C: bytes.append(UInt8(ascii: "f"))
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                              hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+                }
+            }
+            bytes.append(contentsOf: utf8[start...])
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func strings(_ values: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// The segments' present members, in key order.
+    mutating func segments(_ segments: VisitorSegments) {
+        var first = true
+        func key(_ name: StaticString) {
+            raw(first ? "{\"" : ",\"")
+            first = false
+            raw(name)
+            raw("\":")
+        }
+        if let browser = segments.browser { key("browser"); string(browser) }
+        if let campaign = segments.campaign { key("campaign"); string(campaign) }
+        if let country = segments.country { key("country"); string(country) }
+        if let custom = segments.customSegments { key("customSegments"); strings(custom) }
+        if let devices = segments.devices { key("devices"); strings(devices) }
+        if let source = segments.source { key("source"); string(source) }
+        if let visitorType = segments.visitorType { key("visitorType"); string(visitorType) }
+        raw(first ? "{}" : "}")
+    }
+
+    /// `JSONEncoder`'s sorted-keys order: by UTF-8 bytes.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+}
