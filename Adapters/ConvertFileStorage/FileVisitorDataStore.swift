@@ -117,6 +117,19 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         }
     }
 
+    /// Deletes the visitor's record durably: its change lines would bring it back at the next
+    /// load, so the files are rewritten without it (one compaction per call).
+    public func removeData(for key: VisitorKey) {
+        locked {
+            _ = records.removeValue(for: key)
+            do {
+                try compact()
+            } catch {
+                log.error("visitor data not deleted from disk: \(error)")
+            }
+        }
+    }
+
     public func flush() async -> Int {
         await prepare()
         return locked {

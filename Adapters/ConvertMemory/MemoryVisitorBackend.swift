@@ -103,6 +103,10 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable, CustomStr
         }
     }
 
+    public func delete(_ key: VisitorKey) async throws {
+        try access { $0.records[key] = nil }
+    }
+
     public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
         state.withValue { $0.subscribers.append(handler) }
     }

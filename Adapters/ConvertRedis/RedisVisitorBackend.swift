@@ -125,6 +125,11 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         }
     }
 
+    /// One `DEL` of the visitor's hash.
+    public func delete(_ key: VisitorKey) async throws {
+        _ = try await client.send(.del([Self.redisKey(key)]))
+    }
+
     // MARK: Claims
 
     /// `HSETNX` of the decision's field, the time to live renewed (`ARGV[3]` milliseconds, `0`

@@ -5,16 +5,21 @@ import ConvertSynchronization
 import ConvertTransport
 import Foundation
 
-/// The config from Convert's CDN: cache first, then the live document, then a refresh every
-/// `refreshInterval`, forever.
+/// The config from Convert's CDN: cache first, then the live document, then a refresh about
+/// every `refreshInterval`, forever; ``refresh()`` fetches at once.
 ///
 /// - The request is `GET {endpoint}/config/{sdkKey}` with, in order, `environment`,
 ///   `_conv_low_cache=1` (low cache level or a debug token) and `debug_token` query items;
-///   `Authorization: Bearer {secret}` when a secret is set; `If-None-Match` once an `ETag` came.
+///   `Authorization: Bearer {secret}` when a secret is set; `If-None-Match` once an `ETag` came
+///   and `If-Modified-Since` once a `Last-Modified` came, each echoing the server's value verbatim.
 /// - Only 2xx bodies that decode as a config are delivered and cached, verbatim and atomically;
-///   a 304 keeps the current config; anything else is logged and retried with backoff.
+///   a 304 keeps the current config (reported as confirmed, never decoded); anything else is
+///   logged and retried with backoff.
+/// - Each wait between fetches is the interval times a random factor between 0.9 and 1.1, the
+///   first one after start included, so instances started together drift apart instead of
+///   fetching in lockstep.
 /// - A cached copy that cannot be read is deleted and logged; the live fetch still runs.
-public struct RemoteConfigSource: ConfigSource {
+public struct RemoteConfigSource: RefreshableConfigSource {
     /// What the source needs to know.
     public struct Settings: Sendable {
         /// The project's SDK key (`accountId/projectId`); the config URL ends with it.
@@ -29,7 +34,8 @@ public struct RemoteConfigSource: ConfigSource {
         public var lowCache: Bool
         /// Adds `_conv_low_cache=1&debug_token=…` when set; never logged.
         public var debugToken: String?
-        /// The wait between successful fetches (5 minutes by default).
+        /// The wait between successful fetches (5 minutes by default), each wait drawn at random
+        /// between 90% and 110% of it so that instances started together spread out.
         public var refreshInterval: Duration
         /// How long one fetch may take (10 s by default).
         public var requestTimeout: Duration
@@ -66,11 +72,15 @@ public struct RemoteConfigSource: ConfigSource {
     public let log: SDKLog
     /// What the refresh interval and the backoff are measured on.
     public let clock: any SleepClock
+    /// A uniform random number in `0...1` for each wait's jitter.
+    let random: @Sendable () -> Double
     /// The latest fetch's failure (``lastFailure``), and whether a config has been delivered,
     /// shared by the copies of this value.
-    private let status = Locked(Status())
+    let status = Locked(Status())
+    /// The validators, the fetch under way and the running loop's receivers, shared by the copies.
+    let coordinator = RefreshCoordinator()
 
-    private struct Status {
+    struct Status {
         var lastFailure: String?
         var delivered = false
     }
@@ -79,14 +89,16 @@ public struct RemoteConfigSource: ConfigSource {
     public var lastFailure: String? { status.withValue { $0.lastFailure } }
 
     /// A source fetching through `transport` and caching in `cache`; refreshes and backoffs
-    /// wait on `clock`.
+    /// wait on `clock`, jittered by `random` (uniform in `0...1`; pass a fixed one for
+    /// repeatable waits: `0.5` waits exactly the interval).
     public init(settings: Settings, transport: any HTTPTransport, cache: (any ByteStore)?, log: SDKLog = .silent,
-                clock: any SleepClock = .continuous) {
+                clock: any SleepClock = .continuous, random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
         self.settings = settings
         self.transport = transport
         self.cache = cache
         self.log = log
         self.clock = clock
+        self.random = random
     }
 
     /// Why an SDK key cannot be right: too long, or holding spaces or control characters.
@@ -104,7 +116,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// The config request, exactly as sent (before the User-Agent stamp).
-    package func request(etag: String?) throws -> HTTPRequest {
+    package func request(etag: String?, lastModified: String? = nil) throws -> HTTPRequest {
         var base = settings.endpoint
         while base.hasSuffix("/") { base.removeLast() }
         let key = settings.sdkKey.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? settings.sdkKey
@@ -122,6 +134,7 @@ public struct RemoteConfigSource: ConfigSource {
                                   timeout: settings.requestTimeout)
         if let secret = settings.sdkKeySecret, !secret.isEmpty { request.setHeader("Authorization", "Bearer \(secret)") }
         if let etag { request.setHeader("If-None-Match", etag) }
+        if let lastModified { request.setHeader("If-Modified-Since", lastModified) }
         return request
     }
 
@@ -141,25 +154,17 @@ public struct RemoteConfigSource: ConfigSource {
             status.withValue { $0.delivered = true }
             await deliver(ConfigDocument(bytes: cached, origin: .cache))
         }
-        var etag: String?
+        let registration = coordinator.register(deliver: deliver, report: report)
+        defer { coordinator.unregister(registration) }
         var failures = 0
         while !Task.isCancelled {
             let wait: Duration
-            switch await fetch(etag: etag) {
-            case .fresh(let bytes, let newTag):
-                etag = newTag
+            switch await pollOnce() {
+            case .updated, .unchanged:
                 failures = 0
-                store(bytes)
-                status.withValue { $0.delivered = true }
-                await deliver(ConfigDocument(bytes: bytes, origin: .network))
-                wait = settings.refreshInterval
-            case .notModified:
-                failures = 0
-                report(.confirmed)
-                wait = settings.refreshInterval
-            case .failed(let error):
-                report(.failed(describe(error)))
-                wait = settings.retry.delay(attempt: failures)
+                wait = jittered(settings.refreshInterval)
+            case .failed:
+                wait = settings.retry.delay(attempt: failures, unit: random())
                 failures += 1
             }
             try? await clock.sleep(for: wait)
@@ -168,8 +173,8 @@ public struct RemoteConfigSource: ConfigSource {
 
     /// The outcome of one fetch.
     package enum FetchResult: Sendable {
-        /// A usable config, with its `ETag` if the server sent one.
-        case fresh(Data, etag: String?)
+        /// A usable config, with the `ETag` and `Last-Modified` the server sent.
+        case fresh(Data, validators: ConfigValidators)
         /// 304: the current config stands.
         case notModified
         /// Nothing usable came; the current config stands.
@@ -177,8 +182,8 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// Performs one fetch (no caching, no delivery); failures are logged and returned typed.
-    package func fetch(etag: String?) async -> FetchResult {
-        let result = await attempt(etag: etag)
+    package func fetch(etag: String?, lastModified: String? = nil) async -> FetchResult {
+        let result = await attempt(ConfigValidators(etag: etag, lastModified: lastModified))
         status.withValue { status in
             switch result {
             case .failed(let error): status.lastFailure = describe(error)
@@ -189,7 +194,7 @@ public struct RemoteConfigSource: ConfigSource {
     }
 
     /// A failure as `ready(timeout:)` reports it: what went wrong, and the request it went wrong on.
-    private func describe(_ error: ConfigFetchError) -> String {
+    func describe(_ error: ConfigFetchError) -> String {
         var target = "\(settings.endpoint)/config/\(settings.sdkKey)"
         if let url = try? request(etag: nil).url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
             components.query = nil
@@ -207,10 +212,11 @@ public struct RemoteConfigSource: ConfigSource {
         status.withValue { $0.delivered } ? "keeping the current config" : "no config yet; retrying"
     }
 
-    private func attempt(etag: String?) async -> FetchResult {
+    private func attempt(_ validators: ConfigValidators) async -> FetchResult {
         let response: HTTPResponse
         do {
-            response = try await transport.sendAsConvertAgent(try request(etag: etag))
+            response = try await transport.sendAsConvertAgent(try request(etag: validators.etag,
+                                                                          lastModified: validators.lastModified))
         } catch let error as TransportError {
             log.warn("config fetch failed: \(error); \(consequence)")
             return .failed(.transport(error))
@@ -218,6 +224,7 @@ public struct RemoteConfigSource: ConfigSource {
             log.warn("config fetch failed: \(error); \(consequence)")
             return .failed(.transport(.unreachable("\(error)")))
         }
+        // Not decoded: whatever a 304 carries, the config in hand stands.
         if response.status == 304 {
             log.debug("config not modified")
             return .notModified
@@ -232,7 +239,8 @@ public struct RemoteConfigSource: ConfigSource {
             log.error("config fetch returned an unusable body (\(error.description)); \(consequence)")
             return .failed(.unusableBody(error))
         }
-        return .fresh(response.body, etag: response.header("ETag"))
+        return .fresh(response.body, validators: ConfigValidators(etag: response.header("ETag"),
+                                                                  lastModified: response.header("Last-Modified")))
     }
 
     private func loadCache() -> Data? {
@@ -253,7 +261,7 @@ public struct RemoteConfigSource: ConfigSource {
         }
     }
 
-    private func store(_ bytes: Data) {
+    func store(_ bytes: Data) {
         do {
             try cache?.write(bytes, to: cacheName)
         } catch {

@@ -51,6 +51,8 @@ public enum ConversionResult: Sendable, Hashable {
     case trackingDisabled
     /// The context previews a variation, so nothing is recorded or sent.
     case previewing
+    /// The visitor has not consented (``ConvertContext/consent``): nothing is recorded or sent.
+    case noConsent
     /// No config is installed yet.
     case notReady
     /// The context's visitor id is empty or too long (see ``ConvertContext/visitorIdProblem``).

@@ -76,6 +76,11 @@ public struct ConvertConfiguration: Sendable, Hashable {
     /// `-ConvertForce` launch arguments (``DecisionOverrides/fromLaunch()``). Off by default, so a
     /// server that happens to run with that variable set forces nothing it did not ask for.
     public var readsLaunchOverrides: Bool
+    /// The consent of a context's visitor unless the context is given one
+    /// (``ConvertContext/setConsent(_:)``): ``VisitorConsent/granted`` by default; with
+    /// ``VisitorConsent/denied``, visitors are decided but neither stored nor tracked until they
+    /// consent.
+    public var defaultConsent: VisitorConsent = .granted
 
     /// Every option by name; all but `sdkKey` default to the Convert SDKs' values.
     public init(sdkKey: String, sdkKeySecret: String? = nil, environment: String? = nil,

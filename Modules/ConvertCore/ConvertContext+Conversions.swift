@@ -49,6 +49,17 @@ extension ConvertContext {
     @discardableResult
     public func trackConversion(_ goalKey: String, goalData: [GoalDataItem]? = nil, ruleData: [String: JSONValue]? = nil,
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
+        let result = await recordConversion(goalKey, goalData: goalData, ruleData: ruleData,
+                                            forceMultipleTransactions: forceMultipleTransactions)
+        let hooks = runtime.read(0).state.hooks
+        if !hooks.isEmpty {
+            runtime.runHooks(hooks, "conversion") { try $0.conversion(goalKey, visitorId: visitorId, result: result) }
+        }
+        return result
+    }
+
+    private func recordConversion(_ goalKey: String, goalData: [GoalDataItem]?, ruleData: [String: JSONValue]?,
+                                  forceMultipleTransactions: Bool) async -> ConversionResult {
         guard let call = begin("trackConversion") else { return visitorIdProblem != nil ? .invalidVisitorId : .notReady }
         let config = call.config
         guard let goal = config.goal(key: goalKey) else {
@@ -69,6 +80,10 @@ extension ConvertContext {
         if call.preview != nil {
             runtime.log.debug("trackConversion \(goalKey): previewing, nothing recorded")
             return .previewing
+        }
+        guard call.consented else {
+            runtime.log.debug("trackConversion \(goalKey): no consent, nothing recorded")
+            return .noConsent
         }
         let goalId = InternedId(goal.id)
         let key = call.key

@@ -37,7 +37,7 @@ extension ConvertContext {
         if !others.isEmpty { mergeVisitorProperties(others) }
         let report = VisitorSegments.reportValues(in: properties)
         guard !report.isEmpty else { return }
-        guard let decider = begin(call) else { return }
+        guard let decider = begin(call), decider.consented else { return }
         runtime.ports.visitorStore.update(decider.key) { data in
             data.storeSegmentValues(report)
         }

@@ -16,13 +16,25 @@ extension ConvertContext {
     ///
     /// - Parameters:
     ///   - key: the experience key.
-    ///   - enableTracking: `false` keeps this call's bucketing event from being sent.
+    ///   - enableTracking: `false` keeps this call's bucketing event from being sent (the same as
+    ///     ``Exposure/none``).
     /// - Returns: the variation, or `nil` when the visitor does not qualify, is not bucketed,
     ///   the key is unknown or the SDK is not ready.
     public func variation(forExperience key: String, enableTracking: Bool = true) -> BucketedVariation? {
+        variation(forExperience: key, exposure: enableTracking ? .automatic : .none)
+    }
+
+    /// Decides the experience with `key` as ``variation(forExperience:enableTracking:)`` does,
+    /// sending its bucketing event as `exposure` says: at decision time (``Exposure/automatic``),
+    /// when the app calls ``trackExposure(forExperience:)`` (``Exposure/manual``), or never.
+    ///
+    /// ```swift
+    /// let variation = context.variation(forExperience: "checkout-test", exposure: .manual)
+    /// ```
+    public func variation(forExperience key: String, exposure: Exposure) -> BucketedVariation? {
         guard var decider = begin("variation(forExperience:)") else { return failedCall(.experience, key).value }
         var detail: VariationDetail?
-        return decider.experience(key, at: decider.installed.experiencePosition(key: key), enableTracking: enableTracking,
+        return decider.experience(key, at: decider.installed.experiencePosition(key: key), exposure: exposure,
                                   detailed: false, detail: &detail)
     }
 
@@ -39,9 +51,15 @@ extension ConvertContext {
     /// }
     /// ```
     public func variationDetail(forExperience key: String, enableTracking: Bool = true) -> VariationDetail {
+        variationDetail(forExperience: key, exposure: enableTracking ? .automatic : .none)
+    }
+
+    /// ``variationDetail(forExperience:enableTracking:)`` with the exposure of
+    /// ``variation(forExperience:exposure:)``.
+    public func variationDetail(forExperience key: String, exposure: Exposure) -> VariationDetail {
         guard var decider = begin("variationDetail(forExperience:)") else { return failedCall(.experience, key) }
         var detail: VariationDetail?
-        _ = decider.experience(key, at: decider.installed.experiencePosition(key: key), enableTracking: enableTracking,
+        _ = decider.experience(key, at: decider.installed.experiencePosition(key: key), exposure: exposure,
                                detailed: true, detail: &detail)
         return detail ?? unusable(key)
     }
@@ -64,12 +82,17 @@ extension ConvertContext {
     /// Decides every experience in the config, in config order; returns those with a variation.
     /// Synchronous, like ``variation(forExperience:enableTracking:)``.
     public func variations(enableTracking: Bool = true) -> [BucketedVariation] {
+        variations(exposure: enableTracking ? .automatic : .none)
+    }
+
+    /// ``variations(enableTracking:)`` with the exposure of ``variation(forExperience:exposure:)``.
+    public func variations(exposure: Exposure) -> [BucketedVariation] {
         guard var decider = begin("variations()") else { return [] }
         var found: [BucketedVariation] = []
         let experiences = decider.installed.experiences
         var detail: VariationDetail?
         for position in experiences.indices {
-            let variation = decider.experience(experiences[position].key, at: position, enableTracking: enableTracking,
+            let variation = decider.experience(experiences[position].key, at: position, exposure: exposure,
                                                detailed: false, detail: &detail)
             if let variation { found.append(variation) }
         }
@@ -97,6 +120,11 @@ extension ConvertContext {
         variation(forExperience: key, enableTracking: enableTracking)
     }
 
+    /// ``variation(forExperience:exposure:)``, for code written with `await`.
+    public func runExperience(_ key: String, exposure: Exposure) async -> BucketedVariation? {
+        variation(forExperience: key, exposure: exposure)
+    }
+
     /// ``runExperience(_:enableTracking:)`` with a completion handler.
     public func runExperience(_ key: String, enableTracking: Bool = true,
                               completion: @escaping @Sendable (BucketedVariation?) -> Void) {
@@ -106,6 +134,11 @@ extension ConvertContext {
     /// ``variations(enableTracking:)``, for code written with `await`.
     public func runExperiences(enableTracking: Bool = true) async -> [BucketedVariation] {
         variations(enableTracking: enableTracking)
+    }
+
+    /// ``variations(exposure:)``, for code written with `await`.
+    public func runExperiences(exposure: Exposure) async -> [BucketedVariation] {
+        variations(exposure: exposure)
     }
 
     /// ``runExperiences(enableTracking:)`` with a completion handler.

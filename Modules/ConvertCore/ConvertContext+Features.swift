@@ -14,6 +14,17 @@ extension ConvertContext {
     /// if context.feature("new-checkout").isEnabled { … }
     /// ```
     public func feature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> BucketedFeature {
+        feature(key, typeCasting: typeCasting, exposure: enableTracking ? .automatic : .none)
+    }
+
+    /// The feature with `key` as ``feature(_:typeCasting:enableTracking:)`` resolves it, the
+    /// bucketing events of the experiences decided for it sent as `exposure` says (with
+    /// ``Exposure/manual``, by ``trackExposure(forFeature:)``).
+    ///
+    /// ```swift
+    /// let checkout = context.feature("new-checkout", exposure: .manual)
+    /// ```
+    public func feature(_ key: String, typeCasting: Bool = true, exposure: Exposure) -> BucketedFeature {
         guard var decider = begin("feature(_:)") else {
             _ = failedCall(.feature, key)
             return .disabled(key: key, feature: nil)
@@ -21,7 +32,7 @@ extension ConvertContext {
         var decided = DecidedCarriers()
         var detail: FeatureDetail?
         return decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
-                               enableTracking: enableTracking, detailed: false, decided: &decided, detail: &detail)
+                               exposure: exposure, detailed: false, decided: &decided, detail: &detail)
     }
 
     /// Resolves the feature with `key` as ``feature(_:typeCasting:enableTracking:)`` does, and
@@ -29,6 +40,12 @@ extension ConvertContext {
     /// when no carrier switches it on, an error code when it cannot be resolved; with the
     /// carriers' own details.
     public func featureDetail(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true) -> FeatureDetail {
+        featureDetail(key, typeCasting: typeCasting, exposure: enableTracking ? .automatic : .none)
+    }
+
+    /// ``featureDetail(_:typeCasting:enableTracking:)`` with the exposure of
+    /// ``feature(_:typeCasting:exposure:)``.
+    public func featureDetail(_ key: String, typeCasting: Bool = true, exposure: Exposure) -> FeatureDetail {
         guard var decider = begin("featureDetail(_:)") else {
             let failed = failedCall(.feature, key)
             return FeatureDetail(value: .disabled(key: key, feature: nil), reason: failed.reason, errorCode: failed.errorCode,
@@ -37,12 +54,18 @@ extension ConvertContext {
         var decided = DecidedCarriers()
         var detail: FeatureDetail?
         let value = decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
-                                    enableTracking: enableTracking, detailed: true, decided: &decided, detail: &detail)
+                                    exposure: exposure, detailed: true, decided: &decided, detail: &detail)
         return detail ?? FeatureDetail(value: value, reason: .default, errorCode: nil, experiences: [])
     }
 
     /// Every declared feature, enabled or disabled, in config order. Synchronous.
     public func features(typeCasting: Bool = true, enableTracking: Bool = true) -> [BucketedFeature] {
+        features(typeCasting: typeCasting, exposure: enableTracking ? .automatic : .none)
+    }
+
+    /// ``features(typeCasting:enableTracking:)`` with the exposure of
+    /// ``feature(_:typeCasting:exposure:)``.
+    public func features(typeCasting: Bool = true, exposure: Exposure) -> [BucketedFeature] {
         guard var decider = begin("features()") else { return [] }
         var decided = DecidedCarriers()
         let plans = decider.installed.featurePlans
@@ -51,7 +74,7 @@ extension ConvertContext {
         var detail: FeatureDetail?
         for position in plans.indices {
             resolved.append(decider.feature(plans[position].key, at: position, typeCasting: typeCasting,
-                                            enableTracking: enableTracking, detailed: false, decided: &decided,
+                                            exposure: exposure, detailed: false, decided: &decided,
                                             detail: &detail))
         }
         return resolved
@@ -74,6 +97,11 @@ extension ConvertContext {
         feature(key, typeCasting: typeCasting, enableTracking: enableTracking)
     }
 
+    /// ``feature(_:typeCasting:exposure:)``, for code written with `await`.
+    public func runFeature(_ key: String, typeCasting: Bool = true, exposure: Exposure) async -> BucketedFeature {
+        feature(key, typeCasting: typeCasting, exposure: exposure)
+    }
+
     /// ``runFeature(_:typeCasting:enableTracking:)`` with a completion handler.
     public func runFeature(_ key: String, typeCasting: Bool = true, enableTracking: Bool = true,
                            completion: @escaping @Sendable (BucketedFeature) -> Void) {
@@ -83,6 +111,11 @@ extension ConvertContext {
     /// ``features(typeCasting:enableTracking:)``, for code written with `await`.
     public func runFeatures(typeCasting: Bool = true, enableTracking: Bool = true) async -> [BucketedFeature] {
         features(typeCasting: typeCasting, enableTracking: enableTracking)
+    }
+
+    /// ``features(typeCasting:exposure:)``, for code written with `await`.
+    public func runFeatures(typeCasting: Bool = true, exposure: Exposure) async -> [BucketedFeature] {
+        features(typeCasting: typeCasting, exposure: exposure)
     }
 
     /// ``runFeatures(typeCasting:enableTracking:)`` with a completion handler.

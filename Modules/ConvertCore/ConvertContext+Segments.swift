@@ -80,8 +80,8 @@ extension ConvertContext {
     /// Stores the report values `change` makes of the stored ones over them; announces the
     /// segments when that changed them.
     private func updateSegments(_ call: Decider, _ change: ([String: JSONValue]) -> [String: JSONValue]) {
-        guard call.preview == nil else {
-            runtime.log.debug("segments: previewing, nothing stored")
+        guard call.records else {
+            runtime.log.debug("segments: \(call.preview == nil ? "no consent" : "previewing"), nothing stored")
             return
         }
         let updated: VisitorSegments? = runtime.ports.visitorStore.update(call.key) { data in

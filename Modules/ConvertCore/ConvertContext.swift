@@ -36,6 +36,7 @@ public final class ConvertContext: Sendable {
         var generation: UInt64 = 0
         /// Non-report keys given to ``updateVisitorProperties(_:)``, under the attributes.
         var visitorProperties: [String: JSONValue] = [:]
+        var consent = VisitorConsent.granted
     }
     /// The report keys among the creation attributes with their values as given, stored as the
     /// visitor's segments once a config is installed (`nil` when there are none, or when the
@@ -54,10 +55,15 @@ public final class ConvertContext: Sendable {
     /// The longest visitor id accepted, in UTF-8 bytes.
     public static let maximumVisitorIdBytes = 1024
 
-    /// - Parameter deferringSegments: store the creation segments at the first call rather than
-    ///   now (a context whose visitor is loaded from a shared store first, so they go over what
-    ///   was loaded).
-    init(runtime: SDKRuntime, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false) {
+    /// - Parameters:
+    ///   - deferringSegments: store the creation segments at the first call rather than now (a
+    ///     context whose visitor is loaded from a shared store first, so they go over what was
+    ///     loaded).
+    ///   - consent: the visitor's; the configuration's ``ConvertConfiguration/defaultConsent``
+    ///     when `nil`.
+    init(runtime: SDKRuntime, visitorId: String, attributes: [String: JSONValue], deferringSegments: Bool = false,
+         consent: VisitorConsent? = nil) {
+        let consent = consent ?? runtime.configuration.defaultConsent
         self.visitorId = visitorId
         visitorHash = KeyHash.hash64(visitorId)
         if Self.isBlank(visitorId) {
@@ -71,15 +77,16 @@ public final class ConvertContext: Sendable {
         var preview: PreviewTarget?
         if case .string(let raw)? = attributes.member(PreviewTarget.attributeKey) { preview = PreviewTarget(parsing: raw) }
         creationSegments = preview != nil || visitorIdProblem != nil ? nil : ReportValues(of: attributes)
-        if let creationSegments, !deferringSegments {
+        // Without consent they wait, unstored, for it.
+        if let creationSegments, !deferringSegments, consent == .granted {
             let (generation, published) = runtime.read(visitorHash)
             let prefetched = Self.prefetch(creationSegments, runtime, published, visitorId, visitorHash)
             creationSegmentsDeferred = prefetched == nil
             state = InlineLocked.holding(State(attributes: attributes, preview: preview, creationSegmentsStored: prefetched != nil,
-                                       prefetched: prefetched, published: published, generation: generation))
+                                       prefetched: prefetched, published: published, generation: generation, consent: consent))
         } else {
             creationSegmentsDeferred = creationSegments != nil
-            state = InlineLocked.holding(State(attributes: attributes, preview: preview))
+            state = InlineLocked.holding(State(attributes: attributes, preview: preview, consent: consent))
         }
         self.runtime = runtime
     }
@@ -169,11 +176,24 @@ public final class ConvertContext: Sendable {
     /// the creation segments over what was loaded — again, or for the first time when they
     /// waited for the load — as a returning visitor's new values go over its stored ones.
     func visitorDataLoaded(_ installed: InstalledConfig) {
-        state.withValue { state in
+        let consented = state.withValue { state -> Bool in
             state.prefetched = nil
+            guard state.consent == .granted else { return false }
             state.creationSegmentsStored = true
+            return true
         }
-        if let creationSegments { _ = store(creationSegments, installed) }
+        if consented, let creationSegments { _ = store(creationSegments, installed) }
+    }
+
+    /// Whether the visitor agreed to be stored and tracked: without consent the context decides
+    /// (the same answers) but stores nothing and sends nothing — no bucketing, conversions or
+    /// segments. Set at creation (``ConvertConfiguration/defaultConsent`` unless given).
+    public var consent: VisitorConsent { state.withValue { $0.consent } }
+
+    /// Records the visitor's consent; it applies to the calls made from now on. Decisions made
+    /// before consent was granted are not sent afterwards: a decision stored from then on is.
+    public func setConsent(_ consent: VisitorConsent) {
+        state.withValue { $0.consent = consent }
     }
 
     /// Whether a preview is set.
@@ -235,7 +255,7 @@ public final class ConvertContext: Sendable {
                 state.generation = generation
             }
             guard let installed = published.installed else { return nil }
-            storeSegments = recording && deferred && !state.creationSegmentsStored
+            storeSegments = recording && deferred && !state.creationSegmentsStored && state.consent == .granted
             if storeSegments { state.creationSegmentsStored = true }
             let attributes = state.visitorProperties.isEmpty ? state.attributes
                 : JSONValue.deepMerging(state.visitorProperties, state.attributes)
@@ -245,7 +265,8 @@ public final class ConvertContext: Sendable {
                                       attributes: attributes, locationProperties: state.locationProperties,
                                       creationSegments: creationSegments, stored: prefetched ?? VisitorData())
             return Decider(runtime: runtime, installed: installed, input: input, prefetched: prefetched != nil,
-                           visitorHash: hash, preview: state.preview, published: published, contextHooks: state.hooks)
+                           visitorHash: hash, preview: state.preview, consented: state.consent == .granted,
+                           published: published, contextHooks: state.hooks)
         }
         guard let decider else {
             runtime.log.warn("\(call) before the SDK is ready: degraded result",

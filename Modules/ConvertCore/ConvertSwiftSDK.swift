@@ -36,6 +36,7 @@ public final class ConvertSwiftSDK: Sendable {
 
     deinit {
         loader.cancel()
+        runtime.watchers.close()
         // Contexts may outlive the SDK; their later tracking events are refused, not queued
         // behind a loop nobody will run.
         runtime.ports.trackingSink.stop()
@@ -85,6 +86,21 @@ public final class ConvertSwiftSDK: Sendable {
                 throw ConvertError.readyTimedOut(milliseconds: milliseconds)
             }
         }
+    }
+
+    /// Fetches the config now instead of waiting for the next scheduled refresh, and returns once
+    /// the answer is handled: `.updated` when a new config was installed (`config.updated` fired),
+    /// `.unchanged` when the server answered "not modified" or sent the same config (the config's
+    /// age in ``status`` starts again), `.failed` with the reason otherwise. A fetch already under
+    /// way is joined, not repeated: calls made together send one request. `.failed` for a source
+    /// that cannot fetch on demand (direct data) or once the SDK is shut down.
+    ///
+    /// ```swift
+    /// if await sdk.refreshConfig() == .updated { print("new config") }
+    /// ```
+    @discardableResult
+    public func refreshConfig() async -> ConfigRefreshResult {
+        await runtime.refreshConfig()
     }
 
     /// Why the latest attempt to get a config failed (the request and its HTTP status or
@@ -234,6 +250,7 @@ public final class ConvertSwiftSDK: Sendable {
     @discardableResult
     public func shutdown(timeout: Duration) async -> TrackingShutdown {
         loader.cancel()
+        runtime.watchers.close()
         let report = await runtime.ports.trackingSink.shutdown(timeout: timeout)
         await runtime.writeVisitorData()
         runtime.log.info("shut down: \(report)")

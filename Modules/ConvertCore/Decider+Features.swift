@@ -7,7 +7,7 @@ extension Decider {
     /// has it), resolved with the call's hooks around it; its detail in `detail` when `detailed`
     /// (or hooks asked for it). Carriers already in `decided` (by an earlier feature of the same
     /// call) are not decided again.
-    mutating func feature(_ key: String, at position: Int?, typeCasting: Bool, enableTracking: Bool, detailed: Bool,
+    mutating func feature(_ key: String, at position: Int?, typeCasting: Bool, exposure: Exposure, detailed: Bool,
                           decided: inout DecidedCarriers, detail: inout FeatureDetail?) -> BucketedFeature {
         let hook = startHooks(.feature, key)
         let value: BucketedFeature
@@ -17,7 +17,7 @@ extension Decider {
                 detail = FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
             } else {
                 var details: [VariationDetail]? = detailed || hook != nil ? [] : nil
-                value = resolve(position, typeCasting: typeCasting, enableTracking: enableTracking, decided: &decided,
+                value = resolve(position, typeCasting: typeCasting, exposure: exposure, decided: &decided,
                                 details: &details)
                 detail = details.map { experiences in
                     let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
@@ -36,7 +36,7 @@ extension Decider {
 
     /// The feature at `position` in the config's features as the first carrier that switches it
     /// on gives it. With `details`, each carrier looked at is described there.
-    private mutating func resolve(_ position: Int, typeCasting: Bool, enableTracking: Bool,
+    private mutating func resolve(_ position: Int, typeCasting: Bool, exposure: Exposure,
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
@@ -44,7 +44,7 @@ extension Decider {
             if details != nil {
                 let known = decided.details[index] ?? {
                     let experience = installed.experiences[index]
-                    let outcome = decide(experience, at: index, enableTracking: enableTracking)
+                    let outcome = decide(experience, at: index, exposure: exposure)
                     let detail = self.detail(outcome, of: experience, value: variation(outcome, of: experience))
                     return (detail, outcome.variationIndex)
                 }()
@@ -54,7 +54,7 @@ extension Decider {
             } else if let cached = decided.variationIndex(index) {
                 variationIndex = cached
             } else {
-                variationIndex = decide(installed.experiences[index], at: index, enableTracking: enableTracking).variationIndex
+                variationIndex = decide(installed.experiences[index], at: index, exposure: exposure).variationIndex
                 decided.remember(index, variationIndex)
             }
             if let variationIndex, let result = plan.result(carrier: carrier, variationIndex: variationIndex,

@@ -23,7 +23,7 @@ extension Decider {
     /// Stores, tracks and announces what a decision found; returns the index of the variation
     /// that holds and the data stored.
     func record(_ decision: ExperienceDecision, _ plan: Experience, at position: Int,
-                enableTracking: Bool) -> RecordedDecision {
+                exposure: Exposure) -> RecordedDecision {
         let ids = installed.storedIds[position]
         let events = runtime.events
         if decision.matchedAudiences != 0 {
@@ -39,7 +39,9 @@ extension Decider {
             return RecordedDecision(variationIndex: decision.variationIndex)
         }
 
-        let tracks = enableTracking && trackingEnabled
+        let tracks = exposure == .automatic && trackingEnabled
+        // Only a manual decision carries a marker: the automatic path interns nothing more.
+        let pending = exposure == .manual && decision.isNew ? Self.pendingMarker(plan, decision.variationIndex) : nil
         // A variation another instance stored first is kept here too, and tracked there only.
         var adopted: Int?
         var claimLater: (any SharedVisitorDataStore)?
@@ -77,6 +79,7 @@ extension Decider {
                 } else {
                     data.setVariation(ids.variations[freshIndex], forExperience: ids.experience)
                     outcome.isNew = adopted == nil
+                    if outcome.isNew, let pending { data.insertGoal(pending) }
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
                 }
@@ -94,7 +97,7 @@ extension Decider {
                 let variation = plan.variations[index]
                 trackOnceClaimed(claimLater, key, position, BucketingPayload(
                     visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key, variationId: variation.id,
-                    variationKey: variation.key), event)
+                    variationKey: variation.key), event, pending: pending)
             } else {
                 if let event {
                     runtime.ports.trackingSink.enqueue(event)
@@ -112,7 +115,7 @@ extension Decider {
     /// claim holds is the bucketing event sent and announced. A claim another instance won
     /// replaces the local decision with the stored one, for this visitor's next answers.
     private func trackOnceClaimed(_ shared: any SharedVisitorDataStore, _ key: VisitorKey, _ position: Int,
-                                  _ bucketing: BucketingPayload, _ event: TrackingEvent?) {
+                                  _ bucketing: BucketingPayload, _ event: TrackingEvent?, pending: InternedId?) {
         let runtime = self.runtime, hooks = trackingHooks, listening = self.listening
         let experience = installed.experiences[position], ids = installed.storedIds[position]
         Task {
@@ -121,9 +124,12 @@ extension Decider {
             if let claim, !claim.isFirst {
                 // Another instance stored its decision first and sent the event; a different
                 // variation replaces the local one for this visitor's next answers.
-                if claim.variationId != bucketing.variationId, let index = experience.variationIndex(id: claim.variationId) {
+                let replaced = claim.variationId != bucketing.variationId ? experience.variationIndex(id: claim.variationId) : nil
+                if replaced != nil || pending != nil {
                     runtime.ports.visitorStore.update(key) { data in
-                        data.setVariation(ids.variations[index], forExperience: ids.experience)
+                        if let replaced { data.setVariation(ids.variations[replaced], forExperience: ids.experience) }
+                        // Its exposure is the other instance's to send.
+                        if let pending { data.removeGoal(pending) }
                     }
                 }
                 return
@@ -135,6 +141,12 @@ extension Decider {
             }
             runtime.events.publish(.bucketing, listening: listening, .bucketing(bucketing))
         }
+    }
+
+    /// The marker of a manual decision of `variationIndex` in `plan`, awaiting its exposure.
+    private static func pendingMarker(_ plan: Experience, _ variationIndex: Int?) -> InternedId? {
+        guard let variationIndex else { return nil }
+        return InternedId(ExposureMarker.pending(experienceId: plan.id, variationId: plan.variations[variationIndex].id))
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.

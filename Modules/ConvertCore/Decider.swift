@@ -18,6 +18,9 @@ struct Decider {
     private var storedRead: Bool
     let visitorHash: UInt64
     let preview: PreviewTarget?
+    /// Whether the visitor consented: without it decisions are made but nothing is stored,
+    /// tracked or announced.
+    let consented: Bool
     /// What the call reads of the SDK: tracking switch, overrides, hooks, listeners.
     private let published: SDKRuntime.Published
     /// The context's own hooks, run after the SDK's.
@@ -31,13 +34,15 @@ struct Decider {
     /// - Parameter prefetched: the visitor's data in `installed`'s namespace, when the context
     ///   already holds it (stored at its creation).
     init(runtime: SDKRuntime, installed: InstalledConfig, input: DecisionInput, prefetched: Bool, visitorHash: UInt64,
-         preview: PreviewTarget?, published: SDKRuntime.Published, contextHooks: [any EvaluationHook]) {
+         preview: PreviewTarget?, consented: Bool = true, published: SDKRuntime.Published,
+         contextHooks: [any EvaluationHook]) {
         self.runtime = runtime
         self.installed = installed
         self.input = input
         storedRead = prefetched
         self.visitorHash = visitorHash
         self.preview = preview
+        self.consented = consented
         self.published = published
         self.contextHooks = contextHooks
         hasHooks = !published.hooks.isEmpty || !contextHooks.isEmpty
@@ -53,6 +58,8 @@ struct Decider {
     var trackingHooks: [any EvaluationHook] { published.hooks }
     /// The system events that have listeners (``SystemEventHub`` mask).
     var listening: UInt32 { published.listening }
+    /// Whether the call may store and send: no preview, and the visitor consented.
+    var records: Bool { preview == nil && consented }
     /// Whether tracking is on for the SDK (configuration and runtime switch).
     var trackingEnabled: Bool { runtime.configuration.networkTracking && published.trackingEnabled }
 
@@ -109,13 +116,13 @@ struct Decider {
 
     /// The experience with `key` (at `position`, `nil` when no experience has it), decided with
     /// the call's hooks around it; its detail in `detail` when `detailed` (or hooks asked for it).
-    mutating func experience(_ key: String, at position: Int?, enableTracking: Bool, detailed: Bool,
+    mutating func experience(_ key: String, at position: Int?, exposure: Exposure, detailed: Bool,
                              detail: inout VariationDetail?) -> BucketedVariation? {
         let hook = startHooks(.experience, key)
         let value: BucketedVariation?
         if let position {
             let experience = installed.experiences[position]
-            let outcome = decide(experience, at: position, enableTracking: enableTracking)
+            let outcome = decide(experience, at: position, exposure: exposure)
             value = variation(outcome, of: experience)
             detail = detailed || hook != nil ? self.detail(outcome, of: experience, value: value) : nil
         } else {
@@ -131,7 +138,7 @@ struct Decider {
 
     /// Decides `experience` (at `position` in the config), then stores, tracks and announces
     /// what changed.
-    mutating func decide(_ experience: Experience, at position: Int, enableTracking: Bool) -> Outcome {
+    mutating func decide(_ experience: Experience, at position: Int, exposure: Exposure) -> Outcome {
         if let forced = forcedVariation(experience) { return Outcome(variationIndex: forced, source: .forced) }
         if let previewed = previewVariation(experience) { return Outcome(variationIndex: previewed, source: .previewed) }
         readStored()
@@ -145,9 +152,9 @@ struct Decider {
             runtime.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"",
                              metadata: ["convert.experience": experience.key])
         }
-        // A preview records nothing.
-        guard preview == nil else { return Outcome(variationIndex: decision.variationIndex, source: .decided(decision)) }
-        let recorded = record(decision, experience, at: position, enableTracking: enableTracking)
+        // A preview records nothing, nor does a visitor who has not consented.
+        guard preview == nil, consented else { return Outcome(variationIndex: decision.variationIndex, source: .decided(decision)) }
+        let recorded = record(decision, experience, at: position, exposure: exposure)
         if let data = recorded.data { input.stored = data }
         return Outcome(variationIndex: recorded.variationIndex, source: .decided(decision))
     }

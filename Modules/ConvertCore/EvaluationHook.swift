@@ -81,6 +81,8 @@ public protocol EvaluationHook: Sendable {
     func finally(_ context: HookContext, details: EvaluationDetails) throws
     /// A tracking event the SDK has just queued (a bucketing or a conversion).
     func tracked(_ event: TrackingEvent) throws
+    /// What a `trackConversion` call came to: tracked, a duplicate, dropped or refused.
+    func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) throws
 }
 
 /// Every stage does nothing unless the hook implements it.
@@ -90,6 +92,7 @@ extension EvaluationHook {
     public func error(_ context: HookContext, details: EvaluationDetails) throws {}
     public func finally(_ context: HookContext, details: EvaluationDetails) throws {}
     public func tracked(_ event: TrackingEvent) throws {}
+    public func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) throws {}
 }
 
 /// A hook that logs each evaluation (`flag key → variant (reason)`) and each tracking event.

@@ -30,6 +30,8 @@ final class SDKRuntime: Sendable {
     let readiness = ReadinessGate()
     /// How fresh the config is, and who listens for the status.
     let freshness = Locked(ConfigFreshness())
+    /// The change streams, told of every config installed.
+    let watchers = ConfigWatchers()
 
     var events: SystemEventHub { ports.events }
 
@@ -197,11 +199,13 @@ final class SDKRuntime: Sendable {
                      metadata: ["convert.origin": document.origin.rawValue])
             readiness.open()
             events.publish(.ready, .ready(ReadyPayload()))
+            watchers.configInstalled(InstalledChange(previous: nil, next: decoded.config, changes: nil))
         } else if let previous, changed {
             let changes = ConfigChanges(from: previous.config, to: decoded.config)
             log.info("config updated from \(document.origin.rawValue): \(changes)",
                      metadata: ["convert.origin": document.origin.rawValue])
             events.publish(.configUpdated, .configUpdated(ConfigUpdatedPayload(snapshot: decoded.config, changes: changes)))
+            watchers.configInstalled(InstalledChange(previous: previous.config, next: decoded.config, changes: changes))
         } else {
             log.debug("config from \(document.origin.rawValue) unchanged")
         }

@@ -119,10 +119,32 @@ final class PendingBuffer: Sendable {
         }
     }
 
+    /// Counts one delivery request and the time it took.
+    func countRequest(took duration: Duration) {
+        state.withValue { state in
+            state.stats.requests += 1
+            state.stats.requestTime += duration
+        }
+    }
+
     func countFailure(retrying count: Int) {
         state.withValue { state in
             state.stats.retried += count
             state.stats.failedRequests += 1
+        }
+    }
+
+    /// Removes the waiting events of `visitorId` (not those in flight), counted as dropped.
+    func removeWaiting(visitorId: String) -> [TrackingQueue.Entry] {
+        state.withValue { state in
+            let waiting = state.entries[state.head...]
+            guard waiting.contains(where: { $0.event.visitorId == visitorId }) else { return [] }
+            let removed = waiting.filter { $0.event.visitorId == visitorId }
+            state.entries = waiting.filter { $0.event.visitorId != visitorId }
+            state.head = 0
+            state.stats.dropped += removed.count
+            if state.entries.isEmpty { state.firstAt = nil }
+            return removed
         }
     }
 

@@ -345,7 +345,9 @@ public actor TrackingQueue: TrackingSink {
     /// Hands one batch to the delivery and records what its answer settles: an acknowledgement,
     /// or a drop; retries and refusals are the loop's.
     private func deliver(_ batch: [Entry]) async -> TrackingDeliveryAnswer {
+        let started = clock.elapsed
         let answer = await delivery.deliver(batch.map(\.event))
+        buffer.countRequest(took: clock.elapsed - started)
         switch answer {
         case .delivered:
             do {
@@ -370,6 +372,29 @@ public actor TrackingQueue: TrackingSink {
             break
         }
         return answer
+    }
+
+    /// Drops the events of `visitorId` waiting in the buffer or for a retry, acknowledging
+    /// their journal entries so a restart does not send them; the batch on the wire is not
+    /// recalled. Returns how many were dropped (counted in ``TrackingCounters/dropped``).
+    public func discardPending(visitorId: String) async -> Int {
+        var removed = buffer.removeWaiting(visitorId: visitorId)
+        var retried = 0
+        units = units.compactMap { unit in
+            let kept = unit.filter { $0.event.visitorId != visitorId }
+            retried += unit.count - kept.count
+            removed += unit.filter { $0.event.visitorId == visitorId }
+            return kept.isEmpty ? nil : kept
+        }
+        if retried > 0 { buffer.settle(dropped: retried) }
+        guard !removed.isEmpty else { return 0 }
+        do {
+            try journal?.acknowledge(removed.compactMap(\.sequence))
+        } catch {
+            log.error("tracking journal acknowledgement failed (discarded events may be sent after a restart): \(error)")
+        }
+        settleWaiters()
+        return removed.count
     }
 
     /// Gives `batch` up as dropped: acknowledged in the journal, counted.

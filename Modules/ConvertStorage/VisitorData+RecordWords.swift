@@ -141,6 +141,9 @@ public protocol VisitorDataStore: Sendable {
     /// an unknown key. Returns what the body returns.
     @discardableResult
     func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result
+    /// Deletes everything stored under `key` (a visitor who asked to be forgotten), durably
+    /// for stores that persist.
+    func removeData(for key: VisitorKey)
     /// Writes pending changes to durable storage; returns how many records were written.
     func flush() async -> Int
     /// Finishes loading; the SDK's `ready()` awaits it. Stores that load from storage may

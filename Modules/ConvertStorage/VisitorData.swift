@@ -214,6 +214,8 @@ public struct VisitorData: Sendable, Hashable, Codable {
     @discardableResult
     package mutating func insertGoal(_ goal: InternedId) -> Bool { insert(goal, in: 1) }
     @discardableResult
+    package mutating func removeGoal(_ goal: InternedId) -> Bool { remove(goal, in: 1) }
+    @discardableResult
     package mutating func insertLocation(_ location: InternedId) -> Bool { insert(location, in: 2) }
     @discardableResult
     package mutating func removeLocation(_ location: InternedId) -> Bool { remove(location, in: 2) }
@@ -287,6 +289,12 @@ public struct VisitorData: Sendable, Hashable, Codable {
 extension VisitorDataStore {
     /// Nothing to load: returns at once.
     public func prepare() async {}
+
+    /// Empties the record under `key`. Enough for stores that drop records left empty; a store
+    /// that replays changes on load (a change log) deletes the record itself.
+    public func removeData(for key: VisitorKey) {
+        update(key) { $0 = VisitorData() }
+    }
 }
 
 /// Where an auto-generated visitor id is kept between runs.

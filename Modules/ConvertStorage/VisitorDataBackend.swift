@@ -53,6 +53,10 @@ public protocol VisitorDataBackend: Sendable {
     /// batch in one round trip.
     func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]]
 
+    /// Deletes everything stored for the visitor (a visitor who asked to be forgotten); a visitor
+    /// the backend does not know is no error.
+    func delete(_ key: VisitorKey) async throws
+
     /// Calls `handler` when the backend learns something about itself the shared store acts on:
     /// it became unreachable or reachable again, or it lost the data it held. Backends that
     /// cannot tell never call it; the store then goes by the outcome of its calls alone.
@@ -156,6 +160,12 @@ extension VisitorDataBackend {
         }
     }
 
+    /// Backends that cannot delete a record throw: a visitor is never reported forgotten when
+    /// the backend still holds its data.
+    public func delete(_ key: VisitorKey) async throws {
+        throw StorageError(operation: "delete", target: key.description, reason: "\(type(of: self)) cannot delete records")
+    }
+
     /// Never calls `handler`: a backend that cannot tell.
     public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {}
 }
@@ -205,6 +215,10 @@ public protocol SharedVisitorDataStore: VisitorDataStore {
     /// ``claimFirstDecision(_:experienceId:variationId:)`` without blocking a thread: the SDK
     /// calls it after answering, with ``FirstDecisionClaim/afterAnswering``.
     func claimFirstDecisionLater(_ key: VisitorKey, experienceId: String, variationId: String) async -> VariationClaim?
+
+    /// Deletes the visitor's data here and in the shared store, with the changes not yet
+    /// written behind; `true` once the shared store deleted it too.
+    func forget(_ key: VisitorKey) async -> Bool
 }
 
 /// When a visitor's first decision for an experience is claimed in a shared store, so that two
@@ -225,6 +239,13 @@ extension SharedVisitorDataStore {
     /// The variation given, claimed by nobody else: for stores that do not claim.
     public func claimFirstDecision(_ key: VisitorKey, experienceId: String, variationId: String) -> VariationClaim? {
         VariationClaim(variationId: variationId, isFirst: true)
+    }
+
+    /// Deletes the local copy only, and says the shared store still holds the visitor: for
+    /// stores that cannot delete there.
+    public func forget(_ key: VisitorKey) async -> Bool {
+        removeData(for: key)
+        return false
     }
 
     /// Runs the blocking ``claimFirstDecision(_:experienceId:variationId:)``.

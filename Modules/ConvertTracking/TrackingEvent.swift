@@ -106,6 +106,9 @@ public protocol TrackingSink: Sendable {
     func stop()
     /// What the sink has done so far.
     var counters: TrackingCounters { get }
+    /// Drops the events of `visitorId` not sent yet (a visitor who asked to be forgotten), from
+    /// the journal too; returns how many. Events already on their way are not recalled.
+    func discardPending(visitorId: String) async -> Int
 }
 
 extension TrackingSink {
@@ -136,6 +139,9 @@ extension TrackingSink {
 
     /// Sinks without background work have nothing to stop.
     public func stop() {}
+
+    /// Sinks that hold nothing back have nothing to drop.
+    public func discardPending(visitorId: String) async -> Int { 0 }
 }
 
 /// What ``TrackingSink/shutdown(timeout:)`` did.
@@ -178,7 +184,8 @@ public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
     public var sent = 0
     /// Event deliveries attempted again after a failure (an event retried twice counts twice).
     public var retried = 0
-    /// Events refused because the queue was at capacity or shut down.
+    /// Events refused because the queue was at capacity or shut down, and pending events
+    /// discarded (their visitor was forgotten).
     public var dropped = 0
     /// Events the server refused on their own (a 4xx other than 408 and 429), given up.
     public var rejected = 0
@@ -186,6 +193,11 @@ public struct TrackingCounters: Sendable, Hashable, CustomStringConvertible {
     public var pending = 0
     /// Failed delivery attempts.
     public var failedRequests = 0
+    /// Delivery requests made, answered or not.
+    public var requests = 0
+    /// The time the delivery requests took, all together (``requests`` of them): the mean
+    /// delivery latency over a period is the growth of one over the growth of the other.
+    public var requestTime: Duration = .zero
 
     /// All counters at zero.
     public init() {}

@@ -201,7 +201,8 @@ private func letTasksRun() async {
         let logs = RecordingLogSink()
         let source = RemoteConfigSource(
             settings: .init(sdkKey: "k", refreshInterval: .seconds(300), retry: RetryPolicy(initial: .seconds(20), maximum: .seconds(60))),
-            transport: transport, cache: MemoryByteStore(), log: SDKLog(sink: logs, minimum: .debug), clock: clock)
+            transport: transport, cache: MemoryByteStore(), log: SDKLog(sink: logs, minimum: .debug), clock: clock,
+            random: { 0.5 })
         let delivered = Locked<[ConfigDocument]>([])
         let run = Task { try await source.run { document in delivered.withValue { $0.append(document) } } }
         defer { run.cancel() }
@@ -255,7 +256,7 @@ private func letTasksRun() async {
         let transport = StubTransport { _ in HTTPResponse(status: 200, body: serving.value) }
         let cache = MemoryByteStore()
         let source = RemoteConfigSource(settings: .init(sdkKey: "k", refreshInterval: .seconds(60)), transport: transport,
-                                        cache: cache, clock: clock)
+                                        cache: cache, clock: clock, random: { 0.5 })
         let delivered = Locked<[Data]>([])
         let run = Task { try await source.run { document in delivered.withValue { $0.append(document.bytes) } } }
         defer { run.cancel() }

@@ -1,6 +1,5 @@
-import ConvertJSON
 import ConvertQueue
-import ConvertTracking
+import ConvertSwiftSDK
 import ConvertVisitor
 import Foundation
 import Testing
