@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .executableTarget(
@@ -29,7 +31,11 @@ let package = Package(
                 .product(name: "ConvertHummingbird", package: "ConvertHummingbird"),
                 .product(name: "ConvertServiceLifecycle", package: "ConvertObservability"),
                 .product(name: "ConvertLogging", package: "ConvertObservability"),
+                .product(name: "ConvertMetrics", package: "ConvertObservability"),
+                .product(name: "ConvertTracing", package: "ConvertObservability"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

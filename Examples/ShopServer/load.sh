@@ -116,6 +116,8 @@ compare() {
     done
     stop
     echo "collector: $(grep '^collector:' "$logs/collector.log" | sed 's/^collector: //')"
+    grep -m3 "rejected a body" "$logs/collector.log" | cut -c1-400 || true
+    grep -m3 -E "warning|error" "$logs/server.log" | cut -c1-400 || true
 }
 
 buy() {

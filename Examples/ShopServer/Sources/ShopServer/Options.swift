@@ -18,12 +18,14 @@ struct Options {
     var shutdownTimeout = 10
     /// Decide and record, but send no tracking.
     var tracking = true
+    /// The metrics and tracing hooks on every evaluation (`--no-hooks` leaves them out).
+    var observability = true
     var verbose = false
 
     static let usage = """
         usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
                            [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size 500] [--shutdown-timeout 10]
-                           [--no-tracking] [--verbose]
+                           [--no-tracking] [--no-hooks] [--verbose]
         """
 
     init(_ arguments: [String]) throws {
@@ -48,6 +50,7 @@ struct Options {
             case "--batch-size": batchSize = try number(argument)
             case "--shutdown-timeout": shutdownTimeout = try number(argument)
             case "--no-tracking": tracking = false
+            case "--no-hooks": observability = false
             case "--verbose": verbose = true
             default: throw UsageError(message: "unknown option \(argument)")
             }

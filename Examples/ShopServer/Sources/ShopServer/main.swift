@@ -3,6 +3,7 @@
 //   GET /       the experience's variation and the enabled features for the visitor
 //   GET /plain  the same cookie work without the SDK (the baseline for load.sh)
 //   POST /buy   tracks the goal "button-primary-click": answers "tracked", "duplicate", …
+//   GET /metrics the SDK's metrics (and the others) in Prometheus' text format
 //
 // Tracking goes to the local collector (`swift run -c release collector`). At SIGTERM or SIGINT
 // the HTTP server stops first, then the SDK delivers its pending events, then the answers of
@@ -10,13 +11,17 @@
 import ConvertHummingbird
 import ConvertLogging
 import ConvertMemory
+import ConvertMetrics
 import ConvertRedis
 import ConvertServiceLifecycle
 import ConvertSharedStore
 import ConvertSwiftSDK
+import ConvertTracing
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 
@@ -51,6 +56,16 @@ if let redisPort = options.redisPort {
 }
 let sdk = ConvertSwiftSDK(configuration: configuration,
                           ports: .live(configuration, logSink: logSink, directData: configData, visitorStore: visitorStore))
+
+// Metrics in Prometheus' format at GET /metrics; each evaluation also recorded on the request's
+// span when a tracer is bootstrapped (none here: the hook then finds no trace and returns).
+let prometheus = PrometheusCollectorRegistry()
+MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: prometheus))
+if options.observability {
+    sdk.addHook(MetricsHook())
+    sdk.addHook(TracingHook())
+}
+let reporter = MetricsReporter(sdk: sdk)
 
 // The visitor id cookie. Plain HTTP on localhost: not `Secure`, and no `Domain` (browsers refuse
 // Domain=localhost). Behind HTTPS keep the default, `VisitorCookie()`.
@@ -87,12 +102,18 @@ router.get("/plain") { request, _ -> Response in
     return response
 }
 
+router.get("/metrics") { _, _ -> Response in
+    Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+             body: ResponseBody(byteBuffer: ByteBuffer(bytes: prometheus.emitToBuffer())))
+}
+
 let app = Application(router: router, configuration: .init(address: .hostname(options.hostname, port: options.port)),
                       logger: logger)
 
 // Started in this order, shut down in the reverse: the HTTP server stops taking requests first,
 // then the SDK delivers what they tracked.
-let convert = ConvertService(sdk: sdk, logger: logger, shutdownTimeout: .seconds(options.shutdownTimeout), closers: closers)
+let convert = ConvertService(sdk: sdk, logger: logger, shutdownTimeout: .seconds(options.shutdownTimeout),
+                             whileRunning: [reporter.run], closers: closers)
 let group = ServiceGroup(configuration: .init(
     services: [
         LoggedService(name: "Convert SDK service", base: convert, logger: logger),

@@ -9,12 +9,15 @@ import Metrics
 /// | `convert_evaluations_total` | counter | `kind` (`experience`, `feature`), `key`, `variant`, `reason` |
 /// | `convert_exposures_total` | counter | `experience`, `variation` (ids) |
 /// | `convert_conversions_total` | counter | `goal` (id), `type` (`conversion`, `transaction`) |
+/// | `convert_conversion_calls_total` | counter | `goal` (key), `result` (`tracked`, `duplicate`, `dropped`, `refused`) |
 ///
 /// `variant` is the variation's key (or id) given, `enabled` for a feature on without one, `none`
 /// when none was given (no variation, a feature off). `reason` is OpenTelemetry's
 /// `feature_flag.result.reason` value (`targeting_match`, `split`, `cached`, `static`,
 /// `disabled`, `default`, `error`). Exposures and conversions are the tracking events the SDK
-/// queued, so they count only while tracking is on.
+/// queued, so they count only while tracking is on. Conversion calls count every
+/// `trackConversion` by its outcome: `refused` is any answer that records nothing to send (an
+/// unknown goal, unmatched rules, invalid goal data, tracking off, no consent, not ready).
 ///
 /// Cardinality is bounded: past `limits.keys` distinct keys (experience or feature keys, experience
 /// ids, goal ids) a new one is counted as `other`, and past `limits.variantsPerKey` distinct
@@ -41,38 +44,60 @@ public struct MetricsHook: EvaluationHook {
     private let evaluations: BoundedCounters
     private let exposures: BoundedCounters
     private let conversions: BoundedCounters
+    private let conversionCalls: BoundedCounters
 
     /// A hook counting through `factory` (the bootstrapped `MetricsSystem` by default) within `limits`.
     public init(limits: Limits = Limits(), factory: any MetricsFactory = MetricsSystem.factory) {
         evaluations = BoundedCounters(label: "convert_evaluations_total", limits: limits, factory: factory)
         exposures = BoundedCounters(label: "convert_exposures_total", limits: limits, factory: factory)
         conversions = BoundedCounters(label: "convert_conversions_total", limits: limits, factory: factory)
+        conversionCalls = BoundedCounters(label: "convert_conversion_calls_total", limits: limits, factory: factory)
     }
 
     /// Counts the evaluation, whatever its outcome.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
         evaluations.increment(key: ("key", context.key), variant: ("variant", details.variant ?? "none"),
-                              fixed: [("kind", context.flagKind.rawValue), ("reason", details.reason.snakeCaseName)])
+                              ("kind", context.flagKind.rawValue), ("reason", details.reason.snakeCaseName))
+    }
+
+    /// Counts a `trackConversion` call by its outcome.
+    public func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) {
+        let outcome = switch result {
+        case .tracked: "tracked"
+        case .duplicate: "duplicate"
+        case .dropped: "dropped"
+        default: "refused"
+        }
+        conversionCalls.increment(key: ("goal", goalKey), variant: nil, ("result", outcome))
     }
 
     /// Counts a queued bucketing as an exposure, a queued conversion as a conversion.
     public func tracked(_ event: TrackingEvent) {
         switch event.payload {
         case .bucketing(let experienceId, let variationId):
-            exposures.increment(key: ("experience", experienceId), variant: ("variation", variationId), fixed: [])
+            exposures.increment(key: ("experience", experienceId), variant: ("variation", variationId))
         case .conversion(let goalId, let goalData, _):
-            conversions.increment(key: ("goal", goalId), variant: nil,
-                                  fixed: [("type", goalData == nil ? "conversion" : "transaction")])
+            conversions.increment(key: ("goal", goalId), variant: nil, ("type", goalData == nil ? "conversion" : "transaction"))
         }
     }
 }
 
 /// One counter per admitted combination of dimension values, the key and variant values bounded.
 final class BoundedCounters: Sendable {
+    /// The values asked for, before bounding: what each evaluation looks its counter up by.
+    private struct Asked: Hashable {
+        var key: String
+        var variant: String?
+        var first: String?
+        var second: String?
+    }
+
     private struct State {
         /// Admitted keys and, for each, its admitted variants.
         var admitted: [String: Set<String>] = [:]
         var counters: [[String]: Counter] = [:]
+        /// The counter each combination asked for goes to (an overflowing one to `other`'s).
+        var byAsked: [Asked: Counter] = [:]
     }
 
     static let overflow = "other"
@@ -88,39 +113,51 @@ final class BoundedCounters: Sendable {
         self.factory = factory
     }
 
-    /// Increments the counter of `key`, `variant` (each `other` past its bound) and `fixed`
-    /// dimensions (bounded by their nature).
+    /// Increments the counter of `key`, `variant` (each `other` past its bound) and the `first`
+    /// and `second` dimensions (bounded by their nature).
     func increment(key: (name: String, value: String), variant: (name: String, value: String)?,
-                   fixed: [(String, String)]) {
+                   _ first: (String, String)? = nil, _ second: (String, String)? = nil) {
+        let asked = Asked(key: key.value, variant: variant?.value, first: first?.1, second: second?.1)
         let counter = state.withValue { state -> Counter in
-            var keyValue = key.value
-            if state.admitted[keyValue] == nil {
-                if state.admitted.count < limits.keys {
-                    state.admitted[keyValue] = []
-                } else {
-                    keyValue = Self.overflow
-                }
-            }
-            var dimensions = [(key.name, keyValue)]
-            if let variant {
-                var variantValue = variant.value
-                let known = state.admitted[keyValue] ?? []
-                if !known.contains(variantValue) {
-                    if known.count < limits.variantsPerKey {
-                        state.admitted[keyValue, default: []].insert(variantValue)
-                    } else {
-                        variantValue = Self.overflow
-                    }
-                }
-                dimensions.append((variant.name, variantValue))
-            }
-            dimensions += fixed
-            let id = dimensions.map(\.1)
-            if let counter = state.counters[id] { return counter }
-            let counter = Counter(label: label, dimensions: dimensions, factory: factory)
-            state.counters[id] = counter
+            // Every evaluation comes here: one lookup, no allocation, once the combination is known.
+            if let counter = state.byAsked[asked] { return counter }
+            let counter = bounded(key: key, variant: variant, first, second, &state)
+            // Asked combinations are remembered up to a bound too; past it they take the long way.
+            if state.byAsked.count < 4 * limits.keys * max(1, limits.variantsPerKey) { state.byAsked[asked] = counter }
             return counter
         }
         counter.increment()
+    }
+
+    private func bounded(key: (name: String, value: String), variant: (name: String, value: String)?,
+                         _ first: (String, String)?, _ second: (String, String)?, _ state: inout State) -> Counter {
+        var keyValue = key.value
+        if state.admitted[keyValue] == nil {
+            if state.admitted.count < limits.keys {
+                state.admitted[keyValue] = []
+            } else {
+                keyValue = Self.overflow
+            }
+        }
+        var dimensions = [(key.name, keyValue)]
+        if let variant {
+            var variantValue = variant.value
+            let known = state.admitted[keyValue] ?? []
+            if !known.contains(variantValue) {
+                if known.count < limits.variantsPerKey {
+                    state.admitted[keyValue, default: []].insert(variantValue)
+                } else {
+                    variantValue = Self.overflow
+                }
+            }
+            dimensions.append((variant.name, variantValue))
+        }
+        if let first { dimensions.append(first) }
+        if let second { dimensions.append(second) }
+        let id = dimensions.map(\.1)
+        if let counter = state.counters[id] { return counter }
+        let counter = Counter(label: label, dimensions: dimensions, factory: factory)
+        state.counters[id] = counter
+        return counter
     }
 }

@@ -12,13 +12,15 @@ import Metrics
 /// | `convert_events_rejected_total` | counter | events the tracking API refused on their own |
 /// | `convert_events_retried_total` | counter | event deliveries attempted again |
 /// | `convert_delivery_failures_total` | counter | failed delivery requests |
+/// | `convert_delivery_requests_total` | counter | delivery requests made, answered or not |
+/// | `convert_delivery_duration_seconds` | timer | per report, the mean time of the delivery requests made since the previous one |
 /// | `convert_queue_depth` | gauge | events waiting or in flight |
 /// | `convert_config_age_seconds` | gauge | since the config was last received or confirmed (not recorded without a config) |
 /// | `convert_config_fetch_failures_total` | counter | failed attempts to get a config |
 /// | `convert_status` | gauge, `status` = `starting`, `ready`, `stale`, `failed` | 1 for the SDK's status, 0 for the others |
 ///
-/// Counters grow by what the SDK counted since the previous report. Delivery latency is not
-/// reported: the SDK does not measure it.
+/// Counters grow by what the SDK counted since the previous report. The delivery timer gets one
+/// value per report that saw requests: their mean duration (the SDK keeps totals, not each one).
 ///
 /// Run ``run()`` beside the app (in `ConvertService(whileRunning:)`, or in a task of its own),
 /// or call ``report()`` from a scheduler of your own.
@@ -33,7 +35,8 @@ public final class MetricsReporter: Sendable {
     /// How often ``run()`` reports.
     public let interval: Duration
 
-    private let sent, dropped, rejected, retried, deliveryFailures, fetchFailures: Counter
+    private let sent, dropped, rejected, retried, deliveryFailures, deliveryRequests, fetchFailures: Counter
+    private let deliveryDuration: Metrics.Timer
     private let queueDepth, configAge: Gauge
     private let statuses: [(name: String, gauge: Gauge)]
     private let previous = Protected(Previous())
@@ -53,6 +56,8 @@ public final class MetricsReporter: Sendable {
         rejected = Counter(label: "convert_events_rejected_total", factory: factory)
         retried = Counter(label: "convert_events_retried_total", factory: factory)
         deliveryFailures = Counter(label: "convert_delivery_failures_total", factory: factory)
+        deliveryRequests = Counter(label: "convert_delivery_requests_total", factory: factory)
+        deliveryDuration = Metrics.Timer(label: "convert_delivery_duration_seconds", factory: factory)
         fetchFailures = Counter(label: "convert_config_fetch_failures_total", factory: factory)
         queueDepth = Gauge(label: "convert_queue_depth", factory: factory)
         configAge = Gauge(label: "convert_config_age_seconds", factory: factory)
@@ -80,6 +85,11 @@ public final class MetricsReporter: Sendable {
         grow(rejected, counters.rejected, before.rejected)
         grow(retried, counters.retried, before.retried)
         grow(deliveryFailures, counters.failedRequests, before.failedRequests)
+        grow(deliveryRequests, counters.requests, before.requests)
+        let requests = counters.requests - before.requests
+        if requests > 0, counters.requestTime >= before.requestTime {
+            deliveryDuration.record(duration: (counters.requestTime - before.requestTime) / requests)
+        }
         grow(fetchFailures, failures, failuresBefore)
         queueDepth.record(counters.pending)
         if let age = status.configAge {

@@ -58,6 +58,13 @@ import Testing
         let goalId = try #require(harness.sdk.config?.goal(key: "button-primary-click")?.id)
         #expect(try metrics.expectCounter("convert_conversions_total", [("goal", goalId), ("type", "conversion")]).totalValue == 1)
         #expect(try metrics.expectCounter("convert_conversions_total", [("goal", goalId), ("type", "transaction")]).totalValue == 1)
+
+        // Calls by outcome: the one above, a duplicate, an unknown goal.
+        #expect(await context.trackConversion("button-primary-click") == .duplicate)
+        #expect(await context.trackConversion("no-such-goal") == .unknownGoal)
+        for (goal, outcome) in [("button-primary-click", "tracked"), ("button-primary-click", "duplicate"), ("no-such-goal", "refused")] {
+            #expect(try metrics.expectCounter("convert_conversion_calls_total", [("goal", goal), ("result", outcome)]).totalValue == 1)
+        }
     }
 
     @Test func keysPastTheirBoundCountAsOther() async throws {
@@ -156,5 +163,10 @@ import Testing
         }
         #expect(try metrics.expectCounter("convert_events_sent_total").totalValue == 3)
         #expect(try metrics.expectGauge("convert_queue_depth").lastValue == 0)
+        // The shutdown's delivery: its requests counted, their mean duration timed once.
+        let requests = try metrics.expectCounter("convert_delivery_requests_total").totalValue
+        #expect(requests >= 1 && requests == Int64(sdk.trackingCounters.requests))
+        let durations = try metrics.expectTimer("convert_delivery_duration_seconds").values
+        #expect(durations.count == 1 && durations[0] >= 0 && durations[0] < 10_000_000_000)
     }
 }
