@@ -100,16 +100,6 @@ public final class RedisClient: Sendable {
         try perform(commands).map(Self.result)
     }
 
-    /// Runs `script` (`EVALSHA`, then `EVAL` if the server lacks it) with `keys` (prefixed) and
-    /// `args`; an error reply throws.
-    @discardableResult
-    package func run(_ script: RedisScript, keys: [String], args: [RedisArgument]) throws(RedisError) -> RESPValue {
-        var reply = try perform([.evalsha(script, keys: keys, args: args)])[0]
-        if reply.isNoScript { reply = try perform([.eval(script.source, keys: keys, args: args)])[0] }
-        if let message = reply.errorMessage { throw RedisError.reply(message) }
-        return reply
-    }
-
     /// `PING`; throws unless the server answers `PONG`.
     public func ping() throws(RedisError) {
         let reply = try send(.ping)
@@ -191,16 +181,6 @@ public final class RedisClient: Sendable {
     /// per command, as ``pipeline(_:slow:)``.
     package func pipeline(_ encoded: EncodedCommands, slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
         try await perform(encoded, slow: slow).map(Self.result)
-    }
-
-    /// ``run(_:keys:args:)`` without blocking the caller's thread; `slow` as for
-    /// ``pipeline(_:slow:)``.
-    @discardableResult
-    package func run(_ script: RedisScript, keys: [String], args: [RedisArgument], slow: Bool = false) async throws(RedisError) -> RESPValue {
-        var reply = try await perform([.evalsha(script, keys: keys, args: args)], slow: slow)[0]
-        if reply.isNoScript { reply = try await perform([.eval(script.source, keys: keys, args: args)], slow: slow)[0] }
-        if let message = reply.errorMessage { throw RedisError.reply(message) }
-        return reply
     }
 
     /// ``ping()`` without blocking the caller's thread.

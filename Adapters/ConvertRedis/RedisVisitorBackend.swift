@@ -17,10 +17,10 @@ import Foundation
 /// locations and `s` the segments (JSON), replaced by the latest write. The client's `ttl`,
 /// when set, is renewed on every write and claim.
 ///
-/// Round trips: a load is one `HGETALL`; a claim is one short Lua script (`EVALSHA`: `HSETNX`
-/// of the decision's field, its value read back, the time to live renewed); a goal record is
-/// one `HSETNX` with the renewal pipelined; the writes behind are one script per 128 visitors,
-/// all of a batch's scripts pipelined in one round trip. Cluster routing is not supported: use
+/// Round trips: a load is one `HGETALL`; a claim is one pipeline (`HSETNX` of the decision's
+/// field, its value read back, the time to live renewed); a goal record is one `HSETNX` with
+/// the renewal pipelined; the writes behind are a batch's commands in one pipeline (and a second
+/// round trip to read back decisions another instance stored first, only when some are). Cluster routing is not supported: use
 /// one endpoint (a primary, a proxy, or a cluster-aware proxy in front of a cluster).
 ///
 /// The key `visitors:marker` (after the prefix) marks the data set: a new connection that finds
@@ -132,22 +132,23 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
 
     // MARK: Claims
 
-    /// `HSETNX` of the decision's field, the time to live renewed (`ARGV[3]` milliseconds, `0`
-    /// for none), and whether the `HSETNX` set it with the variation that holds (`{1, ARGV[2]}`,
-    /// else `{0, the field's value}`). One round trip, atomic.
-    static let claimScript = RedisScript("""
-        local won = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-        if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-        if won == 1 then return {1, ARGV[2]} end
-        return {0, redis.call('HGET', KEYS[1], ARGV[1])}
-        """)
+    /// `HSETNX` of the decision's field, `HGET` of it and `PEXPIRE` of the hash (when a time to
+    /// live is set), pipelined: one round trip. `HSETNX` alone decides who is first; the `HGET`
+    /// behind it on the same connection reads the variation that holds (a decision field is only
+    /// ever set if absent, so no other write can change it in between). Pipelined rather than a
+    /// Lua script: the same answer without the script's server time.
+    func claimCommands(_ redisKey: String, experienceId: String, variationId: String) -> [RedisCommand] {
+        let field = RedisArgument.string(Self.decisionField(experienceId))
+        var commands: [RedisCommand] = [["HSETNX", .key(redisKey), field, .string(variationId)], ["HGET", .key(redisKey), field]]
+        if case .integer(let ttl) = ttlArgument, ttl > 0 { commands.append(["PEXPIRE", .key(redisKey), .integer(ttl)]) }
+        return commands
+    }
 
     public func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
         let redisKey = Self.redisKey(key)
         do {
-            return try Self.claimed(client.run(Self.claimScript, keys: [redisKey],
-                                               args: [.string(Self.decisionField(experienceId)), .string(variationId), ttlArgument]),
-                                    key: redisKey)
+            return try Self.claimed(client.pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
+                                    variationId: variationId, key: redisKey)
         } catch let error as RedisError {
             throw Self.recordError(error, key: redisKey)
         }
@@ -156,19 +157,26 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     public func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async throws -> VariationClaim {
         let redisKey = Self.redisKey(key)
         do {
-            return try Self.claimed(await client.run(Self.claimScript, keys: [redisKey],
-                                                     args: [.string(Self.decisionField(experienceId)), .string(variationId), ttlArgument]),
-                                    key: redisKey)
+            return try Self.claimed(await client.pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
+                                    variationId: variationId, key: redisKey)
         } catch let error as RedisError {
             throw Self.recordError(error, key: redisKey)
         }
     }
 
-    private static func claimed(_ reply: RESPValue, key: String) throws -> VariationClaim {
-        guard let pair = reply.arrayValue, pair.count == 2, let won = pair[0].intValue, case .bulkString(let bytes?) = pair[1] else {
-            throw InvalidRecord(key: key, reason: "the claim answered a \(reply.summary)")
+    private static func claimed(_ replies: [Result<RESPValue, RedisError>], variationId: String, key: String) throws -> VariationClaim {
+        guard replies.count >= 2 else { throw InvalidRecord(key: key, reason: "the claim got \(replies.count) answers") }
+        let won = try replies[0].get(), held = try replies[1].get()
+        guard let first = won.intValue else { throw InvalidRecord(key: key, reason: "the claim's HSETNX answered a \(won.summary)") }
+        switch held {
+        case .bulkString(let bytes?):
+            return VariationClaim(variationId: String(decoding: bytes, as: UTF8.self), isFirst: first == 1)
+        case .bulkString(nil):
+            // Deleted in between (the visitor forgotten): this decision is the one that holds.
+            return VariationClaim(variationId: variationId, isFirst: first == 1)
+        default:
+            throw InvalidRecord(key: key, reason: "the claim's HGET answered a \(held.summary)")
         }
-        return VariationClaim(variationId: String(decoding: bytes, as: UTF8.self), isFirst: won == 1)
     }
 
     // MARK: Writes behind
@@ -315,14 +323,6 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
             throw InvalidRecord(key: key, reason: "no field of visitor data (fields: \(names.sorted().joined(separator: ", ")))")
         }
         return data
-    }
-}
-
-extension RedisError {
-    /// Whether this is the server's answer to `EVALSHA` of a script it lacks.
-    var isNoScript: Bool {
-        if case .serverError(let message) = self { return message.hasPrefix("NOSCRIPT") }
-        return false
     }
 }
 
