@@ -7,6 +7,7 @@ import ConvertSharedStore
 import ConvertStorage
 import ConvertSynchronization
 import ConvertTesting
+import ConvertTracking
 import Foundation
 import Testing
 
@@ -25,6 +26,8 @@ private final class Traffic: Sendable {
         var decidedAlone: [String: String] = [:]
         /// Visitors answered before the fault, with the variation answered.
         var before: [String: String] = [:]
+        /// Conversions answered "tracked" (events queued), in all and from the fault on.
+        var tracked = 0, trackedFromFault = 0
     }
 
     let tally = Locked(Tally())
@@ -54,7 +57,8 @@ private final class Traffic: Sendable {
                         context.setLocationProperties(["location": "pricing"])
                         let variation = context.variation(forExperience: "test-experience-ab-fullstack-1")?.id
                         let decided = ContinuousClock.now
-                        if n % 10 == 0 { _ = await context.trackConversion("button-primary-click") }
+                        var conversion: ConversionResult?
+                        if n % 10 == 0 { conversion = await context.trackConversion("button-primary-click") }
                         let end = ContinuousClock.now
                         let calls = [("load", loaded - start), ("decision", decided - loaded), ("conversion", end - decided)]
                         self.tally.withValue { tally in
@@ -65,6 +69,10 @@ private final class Traffic: Sendable {
                                 tally.slowestAt = "\(call), \(phase)"
                             }
                             tally.slowestRequest = max(tally.slowestRequest, end - start)
+                            if case .tracked(let events)? = conversion {
+                                tally.tracked += events
+                                if phase != "before" { tally.trackedFromFault += events }
+                            }
                             if let variation {
                                 if case .failed = context.visitorDataLoad { tally.decidedAlone[visitor] = variation }
                                 if phase == "before" { tally.before[visitor] = variation }
@@ -205,6 +213,15 @@ struct RedisOutageTests {
         } else {
             #expect(instance.store.counters.rewrittenAfterDataLoss == 0, "a paused server lost nothing")
         }
+
+        // Every conversion answered "tracked", during the outage too, was queued once: the sink
+        // holds exactly those, and no visitor converted twice on the goal.
+        let conversions = instance.sink.events.filter { $0.eventType == "conversion" }
+        #expect(tally.trackedFromFault > 0, "conversions were tracked during the fault")
+        #expect(conversions.count == tally.tracked, "\(tally.tracked) answered tracked, \(conversions.count) sent")
+        #expect(Set(conversions.map(\.visitorId)).count == conversions.count, "a visitor's conversion sent twice")
+        print("RedisOutageTests \(fault): conversions answered tracked \(tally.tracked) (\(tally.trackedFromFault) from the fault on), "
+            + "sent \(conversions.count)")
 
         // The outage logged once, and its end.
         let lines = instance.logs.messages
