@@ -4,7 +4,7 @@ import ConvertTransport
 import Foundation
 
 let usage = """
-usage: convert-bench <decode|decide|features|hash|track|ready|breakdown|all> [--workload FILE]
+usage: convert-bench <decode|decide|features|request|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
                      [--store memory|redis] [--redis-host HOST] [--redis-port PORT]
                      [--instances 1|2] [--gap-ms N] [--second-config FILE]
@@ -59,6 +59,7 @@ do {
             guard options["store"] == nil || options["store"] == "memory" else { throw BenchError("--store must be memory or redis") }
             try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist", threads: threads)
         case "features": try await Benchmarks.features(workload, iterations: iterations ?? 20000)
+        case "request": try await Benchmarks.request(workload, iterations: iterations ?? 40000)
         case "hash": Benchmarks.hash(workload)
         case "track": try await Benchmarks.track(workload)
         case "ready": try await Benchmarks.ready(workload, runs: iterations ?? 20)

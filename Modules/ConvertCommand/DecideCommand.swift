@@ -5,7 +5,7 @@ import Foundation
 enum DecideCommand {
     static let help = """
     usage: convert decide --config FILE [--input FILE|-] [--environment ENV] [--format json|table] [--details]
-                          [--force EXPERIENCE=VARIATION]...
+                          [--snapshot] [--force EXPERIENCE=VARIATION]...
 
     Decides every experience and feature of the config for each visitor, offline (no network,
     no tracking). The config may be the raw CDN body or {"environment": ..., "data": {...}}.
@@ -22,6 +22,9 @@ enum DecideCommand {
       targetingMatch, split, cached, static, disabled, default, error; gate: the check that
       kept the visitor out, e.g. {"audiences": ["<id>", ...]}), and per feature
       {"reason", "experience"?} (the experience that switched it on).
+    --snapshot: instead, one decision snapshot per visitor (the SDK's DecisionSnapshot in its
+      stable JSON: sorted keys, experiences with their variations and changes, features with
+      their variables, the config's revision), for a client to render without the config.
     --force EXPERIENCE=VARIATION (repeatable): a QA override for every visitor; the experience
       gives that variation (its key or id) whatever the gates, reason "static".
     --format table: aligned columns for reading, the visitor, one column per experience key
@@ -34,10 +37,12 @@ enum DecideCommand {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["config", "input", "visitors", "environment", "format"],
-                                 flags: ["details"], repeatable: ["force"])
+                                 flags: ["details", "snapshot"], repeatable: ["force"])
         let table = try args.choice("format", of: ["json", "table"], default: "json") == "table"
         let details = args.flag("details")
         if details && table { throw UsageError("--details goes with --format json") }
+        let snapshots = args.flag("snapshot")
+        if snapshots && (table || details) { throw UsageError("--snapshot goes with neither --format table nor --details") }
         var inputPath = args.value("input") ?? "-", inputOption = "input"
         if let legacy = args.value("visitors") {
             guard args.value("input") == nil else { throw UsageError("give --input only (--visitors is its deprecated name)") }
@@ -84,6 +89,10 @@ enum DecideCommand {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             do {
                 let visitor = try VisitorLine(Array(line))
+                if snapshots {
+                    Output.write(try snapshot(visitor, sdk))
+                    continue
+                }
                 let decision = decide(visitor, sdk, experienceKeys: experienceKeys, details: details)
                 if table {
                     rows.append([visitor.visitorId] + experienceKeys.map { decision["experiences"]?[$0]?.stringValue ?? "-" }
@@ -130,6 +139,16 @@ enum DecideCommand {
             out["details"] = ["experiences": .object(experienceDetails.mapValues(json)), "features": .object(featureDetails)]
         }
         return .object(out)
+    }
+
+    /// The visitor's decision snapshot, in its stable JSON form.
+    static func snapshot(_ visitor: VisitorLine, _ sdk: ConvertSwiftSDK) throws -> String {
+        let context = sdk.createContext(visitorId: visitor.visitorId, attributes: visitor.attributes)
+        context.setLocationProperties(visitor.locationProperties)
+        guard let snapshot = context.snapshot(), let data = try? snapshot.jsonData() else {
+            throw UsageError("no snapshot for visitor \"\(visitor.visitorId.prefix(64))\"")
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// A detail as JSON: the reasons, the error code and the gate when there are.

@@ -1,0 +1,180 @@
+import ConvertCore
+import ConvertMemory
+import ConvertModel
+import ConvertRules
+import ConvertSynchronization
+import ConvertTesting
+import ConvertTracking
+import Foundation
+import Testing
+
+/// A config source that only counts how often it is run; it never delivers.
+private final class CountingConfigSource: ConfigSource, Sendable {
+    private let runs = Locked(0)
+    var runCount: Int { runs.value }
+
+    func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
+        runs.withValue { $0 += 1 }
+    }
+}
+
+/// A client SDK made from `snapshot`, on memory stores, a recording sink and a config source
+/// that would count a run.
+private func client(_ snapshot: DecisionSnapshot, source: CountingConfigSource = CountingConfigSource())
+    async throws -> (sdk: ConvertSwiftSDK, sink: RecordingTrackingSink) {
+    let sink = RecordingTrackingSink()
+    let sdk = ConvertSwiftSDK(snapshot: snapshot, configuration: ConvertConfiguration(sdkKey: ""), ports: ConvertPorts(
+        configSource: source, visitorStore: MemoryVisitorDataStore(), visitorIdStore: MemoryVisitorIdStore(),
+        trackingSink: sink))
+    try await sdk.ready(timeout: .patience)
+    return (sdk, sink)
+}
+
+private let visitors = ["snap-1", "snap-2", "snap-3", "snap-4", "snap-5", "snap-6"]
+
+@Suite struct DecisionSnapshotTests {
+    @Test func theJSONFormRoundTripsByteForByte() async throws {
+        let harness = try await started()
+        for visitorId in visitors + ["outsider"] {
+            let context = visitorId == "outsider" ? harness.sdk.createContext(visitorId: visitorId)
+                : qualifyingContext(harness, visitorId)
+            let snapshot = try #require(context.snapshot())
+            let bytes = try snapshot.jsonData()
+            let decoded = try DecisionSnapshot(jsonData: bytes)
+            #expect(decoded == snapshot)
+            #expect(try decoded.jsonData() == bytes, "encode, decode, encode: the same bytes")
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(text.hasPrefix(#"{"accountId":"10035569","configRevision":""#), "keys sorted")
+            #expect(!text.contains("\n") && !text.contains(": ") && !text.contains(", "), "no white space")
+            #expect(text.range(of: #""takenAt":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ""#, options: .regularExpression) != nil,
+                    "ISO 8601 to the second")
+        }
+    }
+
+    @Test func aSnapshotHoldsWhatVariationsAndFeaturesGive() async throws {
+        let harness = try await started()
+        let config = try #require(harness.sdk.config)
+        for visitorId in visitors {
+            let snapshot = try #require(qualifyingContext(harness, visitorId).snapshot())
+            // A second context answers from the stored decisions.
+            let context = qualifyingContext(harness, visitorId)
+            let variations = context.variations()
+            #expect(snapshot.visitorId == visitorId)
+            #expect(snapshot.accountId == config.accountId && snapshot.projectId == config.project.id)
+            #expect(snapshot.configRevision.count == 16 && snapshot.configRevision.allSatisfy(\.isHexDigit))
+            #expect(snapshot.experiences.map(\.experienceKey) == ["test-experience-ab-fullstack-1", "test-experience-ab-fullstack-4"],
+                    "config order")
+            #expect(snapshot.experiences.map(\.variationId) == variations.map(\.id))
+            #expect(snapshot.experiences.map(\.variationKey) == variations.map(\.key))
+            #expect(snapshot.experiences.map(\.changes.count) == variations.map(\.changes.count))
+            #expect(snapshot.experiences.allSatisfy { $0.isTracked })
+            let features = context.features()
+            #expect(snapshot.features.map(\.key) == features.map(\.key), "every feature, in config order")
+            #expect(snapshot.features.map(\.status) == features.map(\.status))
+            #expect(snapshot.features.map(\.variables) == features.map(\.variables))
+            #expect(snapshot.features.map(\.variationId) == features.map(\.variationId))
+            #expect(harness.sink.events(for: visitorId).count == 2, "taken once, tracked once per experience")
+        }
+    }
+
+    @Test func anSDKMadeFromASnapshotAnswersAndTracksAsTheServerDecided() async throws {
+        let server = try await started()
+        let config = try #require(server.sdk.config)
+        for visitorId in visitors {
+            let snapshot = try #require(qualifyingContext(server, visitorId).snapshot(exposure: .none))
+            #expect(snapshot.experiences.allSatisfy { !$0.isTracked })
+            let expected = qualifyingContext(server, visitorId)
+            let (sdk, sink) = try await client(try DecisionSnapshot(jsonData: try snapshot.jsonData()))
+            // No attributes, no location: the snapshot's decisions need none.
+            let context = sdk.createContext(visitorId: visitorId)
+            let variations = context.variations()
+            #expect(variations.map(\.experienceId) == expected.variations().map(\.experienceId))
+            #expect(variations.map(\.id) == snapshot.experiences.map(\.variationId))
+            #expect(variations.map(\.key) == snapshot.experiences.map(\.variationKey))
+            #expect(context.features() == expected.features(), "same features, variables, carriers")
+            #expect(context.feature("feature-2").int("button-height") == 40)
+            #expect(context.feature("feature-2").json("additionalData") == ["foo": "bar", "v": 2])
+
+            let events = sink.events(for: visitorId)
+            #expect(events.map(\.payload) == snapshot.experiences.map {
+                TrackingEvent.Payload.bucketing(experienceId: $0.experienceId, variationId: $0.variationId)
+            })
+            #expect(events.allSatisfy { $0.accountId == config.accountId && $0.projectId == config.project.id })
+            _ = sdk.createContext(visitorId: visitorId).variations()
+            #expect(sink.events(for: visitorId).count == events.count, "a decision is tracked once")
+            #expect(server.sink.events(for: visitorId).isEmpty, "taken with no exposure")
+        }
+    }
+
+    @Test func featuresTheSnapshotHasDisabledStayDisabled() async throws {
+        let server = try await started()
+        var overrides = DecisionOverrides()
+        overrides.forceFeature("feature-1", enabled: false)
+        overrides.forceFeature("feature-5", enabled: true, variables: ["plans": "none"])
+        server.sdk.setOverrides(overrides)
+        let snapshot = try #require(qualifyingContext(server, "forced").snapshot(exposure: .none))
+        let carrier = try #require(snapshot.experience(key: "test-experience-ab-fullstack-1"))
+        #expect(carrier.changes.contains { $0.featureId == "10031" }, "its variation carries feature-1")
+        #expect(snapshot.feature(key: "feature-1")?.isEnabled == false)
+
+        let (sdk, _) = try await client(snapshot)
+        let context = sdk.createContext(visitorId: "forced")
+        #expect(context.feature("feature-1").status == .disabled)
+        #expect(context.feature("feature-2").isEnabled)
+        let forced = context.feature("feature-5")
+        #expect(forced.isEnabled && forced.variables == ["plans": "none"], "forced on there, on here")
+        #expect(context.features().map(\.status) == snapshot.features.map(\.status))
+    }
+
+    @Test func anSDKMadeFromASnapshotFetchesNothing() async throws {
+        let server = try await started()
+        let snapshot = try #require(qualifyingContext(server, "offline").snapshot(exposure: .none))
+        let source = CountingConfigSource()
+        let (sdk, _) = try await client(snapshot, source: source)
+        #expect(sdk.config?.experiences.map(\.id) == snapshot.experiences.map(\.experienceId))
+        #expect(sdk.config?.degradations == [], "a clean config")
+        if case .failed = await sdk.refreshConfig() {} else { Issue.record("a snapshot SDK has nothing to refresh") }
+        #expect(source.runCount == 0, "the given config source is never run")
+        #expect(sdk.lastConfigFailure == nil)
+    }
+
+    @Test func otherVisitorsGetTheSnapshotsAnswersUnderTheirOwnIds() async throws {
+        let server = try await started()
+        let snapshot = try #require(qualifyingContext(server, "owner").snapshot(exposure: .none))
+        let (sdk, sink) = try await client(snapshot)
+        let other = sdk.createContext(visitorId: "someone-else")
+        #expect(other.variations().map(\.id) == snapshot.experiences.map(\.variationId))
+        #expect(sink.events(for: "someone-else").count == snapshot.experiences.count)
+    }
+
+    @Test func noSnapshotBeforeAConfigOrForAnUnusableVisitor() async throws {
+        let empty = TestSDK(data: nil)
+        #expect(empty.sdk.createContext(visitorId: "early").snapshot() == nil)
+        let harness = try await started()
+        #expect(harness.sdk.createContext(visitorId: " ").snapshot() == nil)
+    }
+
+    @Test func decisionsAreMarkedTrackedOnlyWhenTheyAre() async throws {
+        let untracked = try await started(networkTracking: false)
+        let off = try #require(qualifyingContext(untracked, "t1").snapshot())
+        #expect(!off.experiences.isEmpty && off.experiences.allSatisfy { !$0.isTracked })
+        let harness = try await started()
+        let manual = try #require(qualifyingContext(harness, "t2").snapshot(exposure: .manual))
+        #expect(manual.experiences.allSatisfy { !$0.isTracked })
+        let denied = qualifyingContext(harness, "t3")
+        denied.setConsent(.denied)
+        #expect(try #require(denied.snapshot()).experiences.allSatisfy { !$0.isTracked })
+    }
+
+    @Test func theRevisionFollowsTheContentNotTheServingTime() throws {
+        let data = try Fixtures.data(.cdnConfigBaseline)
+        var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let revision = ConfigRevision.of(bytes: data)
+        json["_s_t"] = "2030-01-01 00:00:00Z"
+        #expect(ConfigRevision.of(bytes: try JSONSerialization.data(withJSONObject: json)) == revision)
+        let wrapped = try JSONSerialization.data(withJSONObject: ["environment": "staging", "data": json])
+        #expect(ConfigRevision.of(bytes: wrapped) == revision, "the config inside a wrapper")
+        json["archived_experiences"] = ["100334665"]
+        #expect(ConfigRevision.of(bytes: try JSONSerialization.data(withJSONObject: json)) != revision)
+    }
+}
