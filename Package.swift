@@ -26,6 +26,8 @@ let package = Package(
         .library(name: "ConvertSwiftSDK", targets: ["ConvertSwiftSDK"]),
         .library(name: "ConvertTesting", targets: ["ConvertTesting"]),
         .library(name: "ConvertRedis", targets: ["ConvertRedis"]),
+        .library(name: "ConvertAppLifecycle", targets: ["ConvertAppLifecycle"]),
+        .library(name: "ConvertAppleAdapters", targets: ["ConvertAppleAdapters"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
         .executable(name: "convert", targets: ["convert"]),
         .executable(name: "rules-only", targets: ["RulesOnly"]),
@@ -73,6 +75,11 @@ let package = Package(
                            "ConvertHashing", "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
             path: "Modules/ConvertCore"),
 
+        // The app side: reactions to an app's lifecycle, background-session completion handlers.
+        .target(name: "ConvertAppLifecycle",
+                dependencies: ["ConvertCore", "ConvertQueue", "ConvertEnvironment", "ConvertSynchronization"],
+                path: "Modules/ConvertAppLifecycle"),
+
         // Adapters.
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSynchronization"], path: "Adapters/ConvertMemory"),
         .target(name: "ConvertFileStorage", dependencies: ["ConvertJSON", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor", "ConvertVisitorTable"],
@@ -82,6 +89,11 @@ let package = Package(
         // A local visitor store written behind to a shared VisitorDataBackend (several instances).
         .target(name: "ConvertSharedStore", dependencies: ["ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor"],
                 path: "Adapters/ConvertSharedStore"),
+        // Apple's lifecycle notifications, background URLSession and Keychain; each Apple file
+        // compiles to nothing where its framework is missing.
+        .target(name: "ConvertAppleAdapters",
+                dependencies: ["ConvertEnvironment", "ConvertTransport", "ConvertStorage", "ConvertSynchronization"],
+                path: "Adapters/ConvertAppleAdapters"),
         // A Redis client speaking RESP2 over POSIX sockets.
         .target(name: "ConvertRedis", dependencies: ["ConvertEnvironment", "ConvertSynchronization", "ConvertStorage", "ConvertVisitor", "ConvertJSON"], path: "Adapters/ConvertRedis"),
 
@@ -90,7 +102,8 @@ let package = Package(
             name: "ConvertSwiftSDK",
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
                            "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertModel",
-                           "ConvertRules", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor"],
+                           "ConvertRules", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor",
+                           "ConvertAppLifecycle", "ConvertAppleAdapters"],
             path: "Modules/ConvertSwiftSDK",
             // Apple's privacy manifest: file timestamps are read (the storage files' own), nothing
             // is tracked for advertising, no tracking domains.
@@ -184,6 +197,12 @@ let package = Package(
                                                               "ConvertMemory", "ConvertSharedStore", "ConvertStorage",
                                                               "ConvertTesting", "ConvertTracking", "ConvertVisitor", "ConvertJSON"],
                     path: "Tests/ConvertRedisTests"),
+        // The app side on Linux: lifecycle, background delivery and visitor ids through the test kit's fakes.
+        .testTarget(name: "ConvertAppTests",
+                    dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertAppLifecycle", "ConvertAppleAdapters", "ConvertQueue",
+                                   "ConvertMemory", "ConvertFileStorage", "ConvertTransport", "ConvertSynchronization", "ConvertStorage",
+                                   "ConvertEnvironment", "ConvertTracking", "ConvertModel"],
+                    path: "Tests/ConvertAppTests"),
         // Reads the manifest and every target's imports: an undeclared arrow, or one pointing
         // outward in its layer table, fails the suite.
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),

@@ -6,6 +6,7 @@
 #
 #   ./load.sh [compare|buy|all]      (default all)
 #   ROUNDS=3 DURATION=10s THREADS=2 CONNECTIONS=32 ./load.sh compare
+#   SERVER_ARGS="--no-hooks" ./load.sh compare      (options for shop-server)
 #
 # Needs wrk (Debian: apt-get install -y wrk). Builds in release, starts the collector and the
 # server as processes of their own on ports 8081 and 8080, and stops them at the end.
@@ -90,7 +91,8 @@ run() {   # PATH SCRIPT
 }
 
 compare() {
-    start
+    # shellcheck disable=SC2086
+    start ${SERVER_ARGS:-}
     # Warm up: the 1,000 returning visitors get their stored decisions, caches fill.
     wrk -t"$threads" -c"$connections" -d3s -s load/returning.lua "$base/" >/dev/null
     wrk -t"$threads" -c"$connections" -d3s -s load/returning.lua "$base/plain" >/dev/null

@@ -38,26 +38,43 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
 
     /// Posts `events` as one batch (as `ConvertAgent`) and classifies the answer.
     package func deliver(_ events: [TrackingEvent]) async -> TrackingDeliveryAnswer {
-        guard let first = events.first else { return .delivered }
+        let request: HTTPRequest
+        switch self.request(for: events) {
+        case .success(let built): request = built
+        case .failure(let unsent): return unsent.answer
+        }
+        do {
+            return Self.answer(for: try await transport.sendAsConvertAgent(request))
+        } catch {
+            return .retryLater(after: nil, reason: "failed: \(error)")
+        }
+    }
+
+    /// The request carrying `events`, or the answer that stands for it unsent: delivered for no
+    /// events, undeliverable when they cannot be encoded or addressed, too large over the bound.
+    package func request(for events: [TrackingEvent]) -> Result<HTTPRequest, Unsent> {
+        guard let first = events.first else { return .failure(Unsent(answer: .delivered)) }
         let body: Data
         let url: URL
         do {
             body = try TrackingBatch(events: events, source: source, enrichData: enrichData).encoded()
             url = try endpoint.url(accountId: first.accountId, projectId: first.projectId)
         } catch {
-            return .undeliverable(reason: "\(error)")
+            return .failure(Unsent(answer: .undeliverable(reason: "\(error)")))
         }
         if body.count > maximumBatchBytes {
             let what = events.count == 1 ? "a tracking event" : "a tracking batch of \(events.count) events"
-            return .tooLarge(reason: "\(what) of \(body.count) bytes is over the \(maximumBatchBytes)-byte request limit")
+            return .failure(Unsent(answer: .tooLarge(
+                reason: "\(what) of \(body.count) bytes is over the \(maximumBatchBytes)-byte request limit")))
         }
-        let request = HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body,
-                                  timeout: requestTimeout)
-        do {
-            return Self.answer(for: try await transport.sendAsConvertAgent(request))
-        } catch {
-            return .retryLater(after: nil, reason: "failed: \(error)")
-        }
+        return .success(HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body,
+                                    timeout: requestTimeout))
+    }
+
+    /// Why a batch is answered without being sent.
+    package struct Unsent: Error {
+        /// The answer standing for the delivery.
+        package let answer: TrackingDeliveryAnswer
     }
 
     /// The classes of an HTTP answer: 2xx delivers; 408, 429 and 5xx are retried later

@@ -299,7 +299,13 @@ extension VisitorDataStore {
 
 /// Where an auto-generated visitor id is kept between runs.
 ///
-/// Implementation requirements: safe to call from any thread.
+/// The id is a random UUID the SDK makes once (never an advertising or vendor identifier): it
+/// must read back the same across launches and across instances over the same kept state, and
+/// stay on the device (an app's Keychain item is not synchronizable). `VisitorIdStoreContract`
+/// in ConvertTesting checks these.
+///
+/// Implementation requirements: safe to call from any thread; `saveVisitorId` replaces the id
+/// whole (a reader sees the old or the new one).
 public protocol VisitorIdStore: Sendable {
     /// The stored id, if one was saved.
     func loadVisitorId() -> String?

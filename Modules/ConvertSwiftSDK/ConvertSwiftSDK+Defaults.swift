@@ -59,6 +59,14 @@ extension ConvertPorts {
     public static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
                             directData: Data? = nil, transport: (any HTTPTransport)? = nil,
                             visitorStore: (any VisitorDataStore)? = nil) -> ConvertPorts {
+        live(configuration, logSink: logSink, directData: directData, transport: transport, visitorStore: visitorStore, app: nil)
+    }
+
+    /// ``live(_:logSink:directData:transport:visitorStore:)``, with an app's own visitor id store
+    /// and background session when `app` has them (`ConvertSwiftSDK+Apps.swift`).
+    static func live(_ configuration: ConvertConfiguration, logSink: any LogSink = StandardErrorLogSink(),
+                     directData: Data? = nil, transport: (any HTTPTransport)? = nil,
+                     visitorStore: (any VisitorDataStore)? = nil, app: AppWiring?) -> ConvertPorts {
         let transport = transport ?? URLSessionTransport(
             postAnswerDeadline: .milliseconds(max(1, configuration.trackingAnswerTimeoutMs)))
         let log = SDKLog(sink: logSink, minimum: configuration.logLevel)
@@ -90,6 +98,11 @@ extension ConvertPorts {
         if !endpoint.hasSDKKey && directData == nil {
             // Such an SDK never becomes ready (ready() throws), so nothing would be tracked anyway.
             sink = DiscardingTrackingSink()
+        } else if let delivery = app?.backgroundDelivery(endpoint: endpoint, configuration: configuration, ledger: storage.blobs, log: log) {
+            sink = TrackingQueue(delivery: delivery, options: TrackingQueueOptions(
+                batchSize: configuration.eventsBatchSize, releaseInterval: .milliseconds(configuration.eventsReleaseIntervalMs),
+                capacity: configuration.eventQueueCapacity, requestTimeout: timeout),
+                journal: storage.journal, log: log, released: hub.queueReleased)
         } else {
             sink = TrackingQueue(
                 transport: transport,
@@ -100,7 +113,7 @@ extension ConvertPorts {
                 journal: storage.journal, events: hub, log: log)
         }
         return ConvertPorts(configSource: source, visitorStore: storage.visitors,
-                            visitorIdStore: ByteStoreVisitorIdStore(store: storage.blobs), trackingSink: sink,
+                            visitorIdStore: app?.visitorIdStore ?? ByteStoreVisitorIdStore(store: storage.blobs), trackingSink: sink,
                             logSink: logSink, events: hub)
     }
 }

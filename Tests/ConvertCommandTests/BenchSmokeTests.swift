@@ -60,6 +60,14 @@ private func positive(_ value: JSONValue?) -> Bool {
         #expect(positive(result["async_ns_per_call"]))
     }
 
+    @Test func request() async throws {
+        let result = try await bench(["request", "--iterations", "8"])
+        #expect(result["bench"] == "request")
+        #expect(result["requests"] == 8)
+        #expect(positive(result["new_ns_per_request"]))
+        #expect(positive(result["returning_ns_per_request"]))
+    }
+
     @Test func hash() async throws {
         let result = try await bench(["hash", "--hash-strings", "1000"])
         #expect(result["bench"] == "hash")

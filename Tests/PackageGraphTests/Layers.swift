@@ -40,8 +40,9 @@ extension Layer {
         // The storage and transport ports with their values, and the table the bundled stores are built on.
         Layer(name: "port", members: .modules(["ConvertStorage", "ConvertVisitorTable", "ConvertTransport"]),
               sees: ["engine"], withinLayer: true),
-        // What runs on the ports: events, the façade, delivery, config loading. Never an adapter.
-        Layer(name: "core", members: .modules(["ConvertEvents", "ConvertCore", "ConvertQueue", "ConvertConfigLoader"]),
+        // What runs on the ports: events, the façade, delivery, config loading, the app side. Never an adapter.
+        Layer(name: "core", members: .modules(["ConvertEvents", "ConvertCore", "ConvertQueue", "ConvertConfigLoader",
+                                               "ConvertAppLifecycle"]),
               sees: ["engine", "port"], withinLayer: true),
         // Implementations of ports: the ports, engines and vocabulary, and no other adapter.
         Layer(name: "adapter", members: .libraries(under: "Adapters/"), sees: ["engine", "port"], withinLayer: false),
