@@ -52,7 +52,8 @@ extension ConvertContext {
         }
         return DecisionSnapshot(visitorId: visitorId, accountId: installed.config.accountId,
                                 projectId: installed.config.project.id, configRevision: ConfigRevision.of(installed),
-                                takenAt: Date(), experiences: experiences, features: decidedFeatures)
+                                takenAt: Date(), experiences: experiences, features: decidedFeatures,
+                                goals: installed.config.goals.map { DecisionSnapshot.SnapshotGoal(id: $0.id, key: $0.key) })
     }
 }
 

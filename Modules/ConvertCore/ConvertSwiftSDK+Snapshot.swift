@@ -14,8 +14,9 @@ extension ConvertSwiftSDK {
     /// event (the same experience and variation ids) to the snapshot's account and project.
     ///
     /// The SDK serves the snapshot's visitor. Contexts for other visitor ids get the same
-    /// answers, tracked under their own ids. Goals are not in a snapshot: track conversions
-    /// where the snapshot was taken.
+    /// answers, tracked under their own ids. Conversions are tracked on the snapshot's goals;
+    /// their rules are not in a snapshot, so a conversion with rule data matches nothing here
+    /// (track those where the snapshot was taken).
     ///
     /// ```swift
     /// let snapshot = try DecisionSnapshot(jsonData: body)
@@ -89,7 +90,8 @@ extension DecisionSnapshot {
         let config: JSONValue = [
             "account_id": .string(accountId), "project": ["id": .string(projectId)],
             "experiences": .array(experiences), "features": .array(declared),
-            "audiences": [], "segments": [], "goals": [], "locations": [], "archived_experiences": [],
+            "audiences": [], "segments": [], "locations": [], "archived_experiences": [],
+            "goals": .array(goals.map { ["id": .string($0.id), "key": .string($0.key)] }),
         ]
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -36,6 +36,23 @@ public struct DecisionSnapshot: Codable, Sendable, Hashable {
     public let experiences: [DecidedExperience]
     /// Every feature of the config, enabled or disabled, in config order.
     public let features: [DecidedFeature]
+    /// The project's goals without their rules: an SDK made from the snapshot tracks
+    /// conversions on them (a conversion with rule data is for where the snapshot was taken).
+    public let goals: [SnapshotGoal]
+
+    /// A goal a conversion can be tracked on.
+    public struct SnapshotGoal: Codable, Sendable, Hashable {
+        /// The goal's id, sent in conversion events.
+        public let id: String
+        /// The key `trackConversion` takes.
+        public let key: String
+
+        /// A goal of `id` and `key`.
+        package init(id: String, key: String) {
+            self.id = id
+            self.key = key
+        }
+    }
 
     /// An experience decided for the visitor and the variation it gave.
     public struct DecidedExperience: Codable, Sendable, Hashable {
@@ -129,7 +146,7 @@ public struct DecisionSnapshot: Codable, Sendable, Hashable {
 
     /// Assembles a snapshot; `takenAt` is kept to the second, as the JSON form holds it.
     package init(visitorId: String, accountId: String, projectId: String, configRevision: String, takenAt: Date,
-                 experiences: [DecidedExperience], features: [DecidedFeature]) {
+                 experiences: [DecidedExperience], features: [DecidedFeature], goals: [SnapshotGoal]) {
         self.visitorId = visitorId
         self.accountId = accountId
         self.projectId = projectId
@@ -137,6 +154,7 @@ public struct DecisionSnapshot: Codable, Sendable, Hashable {
         self.takenAt = Date(timeIntervalSince1970: takenAt.timeIntervalSince1970.rounded(.down))
         self.experiences = experiences
         self.features = features
+        self.goals = goals
     }
 
     /// The experience with this key, if it gave the visitor a variation.

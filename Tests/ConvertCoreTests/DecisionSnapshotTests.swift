@@ -103,6 +103,14 @@ private let visitors = ["snap-1", "snap-2", "snap-3", "snap-4", "snap-5", "snap-
             _ = sdk.createContext(visitorId: visitorId).variations()
             #expect(sink.events(for: visitorId).count == events.count, "a decision is tracked once")
             #expect(server.sink.events(for: visitorId).isEmpty, "taken with no exposure")
+
+            // Conversions go to the snapshot's goals, with the decisions as their bucketing data.
+            let goal = try #require(config.goals.first)
+            #expect(snapshot.goals.map(\.key) == config.goals.map(\.key))
+            #expect(await context.trackConversion(goal.key) == .tracked(eventCount: 1))
+            let conversion = try #require(sink.events(for: visitorId).last)
+            let bucketing = Dictionary(uniqueKeysWithValues: snapshot.experiences.map { ($0.experienceId, $0.variationId) })
+            #expect(conversion.payload == .conversion(goalId: goal.id, goalData: nil, bucketingData: bucketing))
         }
     }
 
