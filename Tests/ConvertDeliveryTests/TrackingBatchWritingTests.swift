@@ -1,5 +1,6 @@
 import ConvertQueue
 import ConvertSwiftSDK
+import ConvertTesting
 import ConvertVisitor
 import Foundation
 import Testing
@@ -7,38 +8,26 @@ import Testing
 /// The tracking body written directly is byte for byte what `JSONEncoder` (sorted keys,
 /// unescaped slashes) writes, for any events the SDK can send.
 struct TrackingBatchWritingTests {
-    /// SplitMix64: the same batches on every run.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Strings with what JSON escapes or keeps as is: quotes, backslashes, slashes, every
     /// control character, DEL, non-ASCII letters and emoji, digits (ids sort as text).
     static let alphabet: [String] = ["a", "Z", "0", "9", "1", "-", "_", "\"", "\\", "/", "\u{7F}", "é", "€", "😀", " ", ":", "{", "]"]
         + (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
 
-    static func text(_ random: inout Generator, maximum: Int = 12) -> String {
+    static func text(_ random: inout SeededGenerator, maximum: Int = 12) -> String {
         (0..<Int.random(in: 0...maximum, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
     }
 
-    static func segments(_ random: inout Generator) -> VisitorSegments? {
+    static func segments(_ random: inout SeededGenerator) -> VisitorSegments? {
         guard Bool.random(using: &random) else { return nil }
-        func maybe(_ random: inout Generator) -> String? { Bool.random(using: &random) ? text(&random) : nil }
-        func list(_ random: inout Generator) -> [String]? {
+        func maybe(_ random: inout SeededGenerator) -> String? { Bool.random(using: &random) ? text(&random) : nil }
+        func list(_ random: inout SeededGenerator) -> [String]? {
             Bool.random(using: &random) ? (0..<Int.random(in: 0...3, using: &random)).map { _ in text(&random) } : nil
         }
         return VisitorSegments(country: maybe(&random), browser: maybe(&random), devices: list(&random), source: maybe(&random),
                                campaign: maybe(&random), visitorType: maybe(&random), customSegments: list(&random))
     }
 
-    static func event(_ random: inout Generator, visitors: [String]) -> TrackingEvent {
+    static func event(_ random: inout SeededGenerator, visitors: [String]) -> TrackingEvent {
         let payload: TrackingEvent.Payload
         if Bool.random(using: &random) {
             payload = .bucketing(experienceId: text(&random), variationId: text(&random))
@@ -53,7 +42,7 @@ struct TrackingBatchWritingTests {
     }
 
     @Test func writtenBodiesAreJSONEncodersBytes() throws {
-        var random = Generator(state: 20_261_126)
+        var random = SeededGenerator(seed: 20_261_126)
         for round in 0..<2_000 {
             let visitors = (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.text(&random) }
             let events = (0..<Int.random(in: 1...6, using: &random)).map { _ in Self.event(&random, visitors: visitors) }
