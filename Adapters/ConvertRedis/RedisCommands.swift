@@ -24,6 +24,11 @@ extension RedisCommand {
         ["HSETNX", .key(key), .string(field), .data(value)]
     }
 
+    /// `HGET key field`: the field's value, or nil.
+    package static func hget(_ key: String, _ field: String) -> RedisCommand {
+        ["HGET", .key(key), .string(field)]
+    }
+
     /// `PEXPIRE`: a `Duration` carries milliseconds that `EXPIRE`'s whole seconds would drop.
     /// Rounded up to the next millisecond; zero or less deletes the key, as in Redis.
     package static func expire(_ key: String, ttl: Duration) -> RedisCommand {

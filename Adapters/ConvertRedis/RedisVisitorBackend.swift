@@ -58,8 +58,9 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// The field of a decision for `experienceId`.
     static func decisionField(_ experienceId: String) -> String { "d:" + experienceId }
 
-    private var ttlArgument: RedisArgument {
-        .integer(client.configuration.ttl.map { max(1, Int(clamping: $0.wholeMillisecondsRoundedUp)) } ?? 0)
+    /// The client's time to live in whole milliseconds (at least 1), `nil` without one.
+    private var ttlMilliseconds: Int? {
+        client.configuration.ttl.map { max(1, Int(clamping: $0.wholeMillisecondsRoundedUp)) }
     }
 
     public func load(_ key: VisitorKey) async throws -> VisitorData? {
@@ -138,9 +139,9 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// ever set if absent, so no other write can change it in between). Pipelined rather than a
     /// Lua script: the same answer without the script's server time.
     func claimCommands(_ redisKey: String, experienceId: String, variationId: String) -> [RedisCommand] {
-        let field = RedisArgument.string(Self.decisionField(experienceId))
-        var commands: [RedisCommand] = [["HSETNX", .key(redisKey), field, .string(variationId)], ["HGET", .key(redisKey), field]]
-        if case .integer(let ttl) = ttlArgument, ttl > 0 { commands.append(["PEXPIRE", .key(redisKey), .integer(ttl)]) }
+        let field = Self.decisionField(experienceId)
+        var commands: [RedisCommand] = [.hsetnx(redisKey, field, Data(variationId.utf8)), .hget(redisKey, field)]
+        if let ttl = ttlMilliseconds { commands.append(["PEXPIRE", .key(redisKey), .integer(ttl)]) }
         return commands
     }
 
@@ -186,7 +187,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// instance stored first is read back (`HGET`) in a second round trip, only when some are.
     public func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
         guard !changes.isEmpty else { return [] }
-        let ttl = client.configuration.ttl.map { String(max(1, $0.wholeMillisecondsRoundedUp)) }
+        let ttl = ttlMilliseconds.map(String.init)
         // Written straight into wire form: a batch is hundreds of commands.
         var writer = RESPWriter(keyPrefix: client.configuration.keyPrefix, capacity: changes.count * 96)
         var json: [UInt8] = []
@@ -242,7 +243,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         })
         let lost = decisions.filter { !skipped.contains($0.change) && (try? replies[$0.reply].get().intValue) == 0 }
         guard !lost.isEmpty else { return kept }
-        let stored = try await client.pipeline(lost.map { ["HGET", .key(Self.redisKey(changes[$0.change].key)), .string(Self.decisionField($0.experience))] })
+        let stored = try await client.pipeline(lost.map { .hget(Self.redisKey(changes[$0.change].key), Self.decisionField($0.experience)) })
         for (decision, reply) in zip(lost, stored) {
             guard let value = try? reply.get().stringValue, value != decision.variation else { continue }
             kept[decision.change][decision.experience] = value

@@ -21,8 +21,10 @@ extension WriteBehindVisitorStore {
         removeData(for: key)
         // A write already on its way would store the visitor again after the delete, and a
         // failed one marks it again: wait for it, then drop what it left.
-        await waitForWrites { $0[key] != nil }
-        removeData(for: key)
+        if state.withValue({ $0.inFlight[key] != nil }) {
+            await waitForWrites { $0[key] != nil }
+            removeData(for: key)
+        }
         let started = clock.elapsed
         do {
             try await backend.delete(key)

@@ -66,7 +66,7 @@ enum GenerateCommand {
         } catch {
             throw RuntimeError("\(origin): \(error.description)")
         }
-        let source = SwiftKeysFile(config: decoded.config, revision: Revision.of(json), typeName: name, access: access).render()
+        let source = SwiftKeysFile(config: decoded.config, revision: ConfigRevision.of(document: json), typeName: name, access: access).render()
 
         guard let output = args.value("output") else {
             FileHandle.standardOutput.write(Data(source.utf8))
@@ -81,23 +81,5 @@ enum GenerateCommand {
             }
         }
         return 0
-    }
-}
-
-/// A config's revision: a 64-bit FNV-1a fingerprint of its content with sorted keys, without the
-/// serving timestamp `_s_t`, so a re-fetch of an unchanged config gives the same file.
-enum Revision {
-    static func of(_ json: JSONValue) -> String {
-        var document = json.wrappedConfig ?? json
-        if case .object(var members) = document {
-            members["_s_t"] = nil
-            document = .object(members)
-        }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in Output.line(document).utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

@@ -51,7 +51,7 @@ extension ConvertContext {
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
         let result = await recordConversion(goalKey, goalData: goalData, ruleData: ruleData,
                                             forceMultipleTransactions: forceMultipleTransactions)
-        let hooks = runtime.read(0).state.hooks
+        let hooks = runtime.read(visitorHash).state.hooks
         if !hooks.isEmpty {
             runtime.runHooks(hooks, "conversion") { try $0.conversion(goalKey, visitorId: visitorId, result: result) }
         }

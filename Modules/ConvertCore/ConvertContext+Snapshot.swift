@@ -82,7 +82,13 @@ package enum ConfigRevision {
 
     /// The revision of config bytes; of the bytes themselves when they are not JSON.
     package static func of(bytes: Data) -> String {
-        guard var document = try? JSONParser.parse(bytes) else { return fnv1a(bytes) }
+        guard let document = try? JSONParser.parse(bytes) else { return fnv1a(bytes) }
+        return of(document: document)
+    }
+
+    /// The revision of a config document (or of one inside a `{"environment", "data"}` wrapper).
+    package static func of(document: JSONValue) -> String {
+        var document = document
         if case .object(let top) = document, top["account_id"] == nil, let data = top["data"], case .object = data {
             document = data
         }

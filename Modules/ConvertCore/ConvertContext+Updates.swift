@@ -87,12 +87,7 @@ extension ConvertContext {
         guard var decider = quietDecider(call) else { return nil }
         guard let position = decider.config.featureIndex(key: key) else { return .disabled(key: key, feature: nil) }
         let plan = decider.installed.featurePlans[position]
-        if let forced = decider.overrides?.feature(plan.key, visitorId: visitorId) {
-            let feature = plan.disabled
-            return BucketedFeature(key: feature.key, id: feature.id, name: feature.name,
-                                   status: forced.enabled ? .enabled : .disabled, experienceId: nil, experienceKey: nil,
-                                   variationId: nil, variationKey: nil, variables: forced.enabled ? forced.variables : [:])
-        }
+        if let forced = decider.forcedFeature(plan) { return forced }
         for (carrier, index) in plan.carriers.enumerated() {
             let trace = decider.trace(index)
             guard let id = trace.variationId, let variationIndex = decider.installed.experiences[index].variationIndex(id: id)

@@ -66,7 +66,7 @@ extension Decider {
     }
 
     /// The feature as a QA override forces it for this visitor, if one does.
-    private func forcedFeature(_ plan: FeaturePlan) -> BucketedFeature? {
+    func forcedFeature(_ plan: FeaturePlan) -> BucketedFeature? {
         let feature = plan.disabled
         guard let forced = overrides?.feature(feature.key, visitorId: visitorId) else { return nil }
         return BucketedFeature(key: feature.key, id: feature.id, name: feature.name, status: forced.enabled ? .enabled : .disabled,

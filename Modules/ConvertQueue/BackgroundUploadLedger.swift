@@ -44,8 +44,6 @@ struct BackgroundUploadLedger {
 struct EventTally {
     private(set) var counts: [TrackingEvent: Int] = [:]
 
-    var isEmpty: Bool { counts.isEmpty }
-
     mutating func add(_ events: [TrackingEvent]) {
         for event in events { counts[event, default: 0] += 1 }
     }
