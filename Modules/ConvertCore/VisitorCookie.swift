@@ -64,31 +64,33 @@ public struct VisitorCookie: Sendable, Hashable {
     /// decoded). Quoted values are unquoted and percent-escapes decoded; the first cookie of the
     /// name wins; malformed pairs are skipped.
     public func visitorId(fromCookieHeader header: String?) -> String? {
-        guard let header else { return nil }
-        // Read as bytes: this runs on every request, and Foundation's trimming costs microseconds.
-        let bytes = Array(header.utf8), wanted = Array(name.utf8)
-        var start = 0
-        while start < bytes.count {
-            var end = start
-            while end < bytes.count && bytes[end] != UInt8(ascii: ";") { end += 1 }
-            defer { start = end + 1 }
-            guard let equals = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) else { continue }
-            guard Self.trimmed(bytes[start..<equals]).elementsEqual(wanted) else { continue }
-            var value = Self.trimmed(bytes[(equals + 1)..<end])
-            if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                value = value.dropFirst().dropLast()
+        guard var header else { return nil }
+        // Read as bytes, in place: this runs on every request, and Foundation's trimming costs
+        // microseconds.
+        return header.withUTF8 { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: ";") { end += 1 }
+                defer { start = end + 1 }
+                guard let equals = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) else { continue }
+                guard Self.trimmed(bytes[start..<equals]).elementsEqual(name.utf8) else { continue }
+                var value = Self.trimmed(bytes[(equals + 1)..<end])
+                if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                    value = value.dropFirst().dropLast()
+                }
+                let text = String(decoding: value, as: UTF8.self)
+                let decoded = value.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding ?? text : text
+                let usable = !decoded.isEmpty && decoded.utf8.count <= ConvertContext.maximumVisitorIdBytes
+                    && !decoded.allSatisfy(\.isWhitespace) && !Self.hasControlCharacter(decoded)
+                return usable ? decoded : nil
             }
-            let text = String(decoding: value, as: UTF8.self)
-            let decoded = value.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding ?? text : text
-            let usable = !decoded.isEmpty && decoded.utf8.count <= ConvertContext.maximumVisitorIdBytes
-                && !decoded.allSatisfy(\.isWhitespace) && !Self.hasControlCharacter(decoded)
-            return usable ? decoded : nil
+            return nil
         }
-        return nil
     }
 
     /// Without the spaces and tabs around it (a cookie header's optional white space).
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    private static func trimmed(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {
         var bytes = bytes
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
