@@ -131,14 +131,17 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         // Another origin gets nothing: the 3xx answer itself is returned to the caller.
-        let follow = exchange(task).map { Origin(request.url) == $0.origin } ?? false
-        completionHandler(follow ? request : nil)
+        completionHandler(exchange(task)?.follows(request) == true ? request : nil)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let accepted = exchange(dataTask)?.receive(response) ?? false
-        completionHandler(accepted ? .allow : .cancel)
+        guard let exchange = exchange(dataTask), exchange.receive(response) else {
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(.allow)
+        exchange.allowed(response)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -155,6 +158,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 }
 
 /// One request's completion: whichever of response, timeout or cancellation comes first wins.
+///
+/// FoundationNetworking on Linux stops the process when a task is cancelled while it waits for
+/// the delegate's answer to a response head or a redirect, a wait it enters before the delegate
+/// is called. So an exchange that ends early cancels its task only once the body flows; before
+/// that the next callback ends the task (`.cancel`, no redirect), and a peer that never answers
+/// is cut by the request's own timeout, which FoundationNetworking counts over the whole exchange.
 private final class Exchange: Sendable {
     private struct State {
         var continuation: CheckedContinuation<HTTPResponse, any Error>?
@@ -162,6 +171,10 @@ private final class Exchange: Sendable {
         /// A cancellation that arrived before the exchange started.
         var early: (any Error)?
         var done = false
+        /// A final response was allowed: cancelling the task is safe from now on.
+        var flowing = false
+        /// The exchange failed before the body flowed: the task is cancelled once it does.
+        var cancelOwed = false
         var response: HTTPURLResponse?
         var body = Data()
     }
@@ -195,9 +208,15 @@ private final class Exchange: Sendable {
         task.resume()
     }
 
+    /// Whether a redirect to `request` is followed: within the origin, while the exchange lasts.
+    func follows(_ request: URLRequest) -> Bool {
+        Origin(request.url) == origin && !state.withValue { $0.done }
+    }
+
     /// Takes the response head; `false` (and the request failed) when it announces a body over
     /// the limit or is not HTTP.
     func receive(_ response: URLResponse) -> Bool {
+        guard !state.withValue({ $0.done }) else { return false }
         guard let http = response as? HTTPURLResponse else {
             finish(.failure(TransportError.unreachable("not an HTTP response")))
             return false
@@ -227,6 +246,7 @@ private final class Exchange: Sendable {
     }
 
     func complete(_ error: (any Error)?) {
+        state.withValue { $0.task = nil }
         if let error {
             finish(.failure(Self.map(error)))
             return
@@ -243,22 +263,40 @@ private final class Exchange: Sendable {
         finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: body)))
     }
 
+    /// Called once the delegate has allowed `response`: a final response's body now flows, and a
+    /// cancel owed since the exchange failed is paid.
+    func allowed(_ response: URLResponse) {
+        if let status = (response as? HTTPURLResponse)?.statusCode, (300..<400).contains(status) { return }
+        let owed: URLSessionDataTask? = state.withValue { state in
+            state.flowing = true
+            return state.cancelOwed ? state.task : nil
+        }
+        if let owed { Self.cancel(owed) }
+    }
+
     func finish(_ result: Result<HTTPResponse, any Error>) {
         let (continuation, task): (CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?) = state.withValue { state in
             defer {
                 state.continuation = nil
-                state.task = nil
                 if state.done { state.body = Data() }
             }
             if state.continuation == nil, !state.done, case .failure(let error) = result { state.early = error }
-            if state.continuation != nil { state.done = true }
-            return (state.continuation, state.task)
+            guard let continuation = state.continuation else { return (nil, nil) }
+            state.done = true
+            guard case .failure = result else { return (continuation, nil) }
+            if state.flowing { return (continuation, state.task) }
+            state.cancelOwed = true
+            return (continuation, nil)
         }
         guard let continuation else { return }
         continuation.resume(with: result)
-        // Off the caller's thread: from a delegate callback or a cancellation handler, a
-        // synchronous cancel can be deferred or deadlock FoundationNetworking on Linux.
-        if case .failure = result, let task { DispatchQueue.global().async { task.cancel() } }
+        if let task { Self.cancel(task) }
+    }
+
+    /// Off the caller's thread: from a delegate callback or a cancellation handler, a synchronous
+    /// cancel can be deferred or deadlock FoundationNetworking on Linux.
+    private static func cancel(_ task: URLSessionDataTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     private static func map(_ error: any Error) -> TransportError {

@@ -57,6 +57,34 @@ private func failure(_ body: () async throws -> HTTPResponse) async -> Transport
         #expect(server.requests.last?.header("Authorization") == "Bearer top-secret", "the same server keeps its header")
     }
 
+    @Test func aRequestCancelledAtAnyMomentOfARedirectOrAResponseEndsWithoutStoppingTheProcess() async throws {
+        // FoundationNetworking stops the process when a task is cancelled while it waits for the
+        // delegate's answer to a redirect or a response head; requests cancelled at random moments
+        // of both must only fail.
+        let elsewhere = try LoopbackHTTPServer { _ in .respond(status: 200) }
+        let server = try LoopbackHTTPServer { request in
+            switch request.path {
+            case "/hop": .respond(status: 302, headers: ["Location": "/end"])
+            case "/away": .respond(status: 302, headers: ["Location": elsewhere.baseURL + "/end"])
+            default: .respond(status: 200, body: Data(repeating: 0x61, count: 4_096))
+            }
+        }
+        let transport = URLSessionTransport()
+        var generator = SeededGenerator(seed: 7)
+        var answered = 0
+        for round in 0..<400 {
+            let path = ["/hop", "/away", "/end"][round % 3]
+            let request = try configRequest(server.baseURL + path)
+            let sending = Task { try await transport.send(request) }
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...2_000, using: &generator)))
+            sending.cancel()
+            if (try? await sending.value) != nil { answered += 1 }
+        }
+        let response = try await transport.send(try configRequest(server.baseURL + "/hop"))
+        #expect(response.status == 200, "the transport still answers after \(400 - answered) cancelled requests")
+        #expect(elsewhere.requests.isEmpty)
+    }
+
     @Test func anAnnouncedBodyOverTheLimitFailsBeforeItArrives() async throws {
         // 2 GiB announced, 64 KiB sent, then the connection closes: only a client that judges the
         // head reports the body as too large (one that waits for the body sees a broken transfer).
