@@ -1,3 +1,4 @@
+import ConvertEnvironment
 import Foundation
 
 /// Keeps a visitor's id in a cookie, for servers: read it from a request's `Cookie` header,
@@ -137,7 +138,7 @@ public struct VisitorCookie: Sendable, Hashable {
     }
 
     /// A new random visitor id (a lowercase UUID, as the SDK's own auto ids).
-    public static func newVisitorId() -> String { UUID().uuidString.lowercased() }
+    public static func newVisitorId() -> String { RandomUUID.string() }
 
     /// Throws ``InvalidCookie`` when the name, path or domain would break a `Set-Cookie` header:
     /// a server checks its settings once, at start, so no request finds them wrong.

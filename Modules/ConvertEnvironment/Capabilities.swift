@@ -24,7 +24,7 @@ public struct IdentifierSource: Sendable {
     public init(next: @escaping @Sendable () -> String) { self.next = next }
 
     /// Random UUIDs, lowercased.
-    public static let uuid = IdentifierSource { UUID().uuidString.lowercased() }
+    public static let uuid = IdentifierSource { RandomUUID.string() }
 
     /// The same id every time.
     package static func constant(_ id: String) -> IdentifierSource { IdentifierSource { id } }

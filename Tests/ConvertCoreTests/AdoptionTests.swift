@@ -47,6 +47,28 @@ import Testing
         #expect(id.count == 36 && id == id.lowercased() && id != VisitorCookie.newVisitorId())
     }
 
+    @Test func newVisitorIdsAreVersionFourUUIDsAsFoundationWritesThem() {
+        // The same bits through Foundation's own formatter: the text must be identical.
+        var generator = SeededGenerator(seed: 11)
+        for _ in 0..<1_000 {
+            let high: UInt64 = generator.next(), low: UInt64 = generator.next()
+            let text = RandomUUID.string(high: high, low: low)
+            let uuid = try! #require(UUID(uuidString: text))
+            let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            let version = bytes[6] >> 4, variant = bytes[8] >> 6
+            #expect(version == 4 && variant == 0b10)
+            let kept = bytes.enumerated().allSatisfy { index, byte in
+                let source = index < 8 ? UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
+                    : UInt8(truncatingIfNeeded: low >> (56 - 8 * (index - 8)))
+                let mask: UInt8 = index == 6 ? 0x0F : index == 8 ? 0x3F : 0xFF
+                return byte & mask == source & mask
+            }
+            #expect(kept && text == uuid.uuidString.lowercased())
+        }
+        let ids = Set((0..<10_000).map { _ in VisitorCookie.newVisitorId() })
+        #expect(ids.count == 10_000 && ids.allSatisfy { UUID(uuidString: $0) != nil && $0 == $0.lowercased() })
+    }
+
     @Test func controlCharactersAndOverlongIdsNeverReachAHeader() {
         for header in ["convert_visitor_id=a%0D%0ASet-Cookie:%20admin=1", "convert_visitor_id=a%00b", "convert_visitor_id=%7F"] {
             #expect(cookie.visitorId(fromCookieHeader: header) == nil, "\(header)")
