@@ -41,12 +41,39 @@ final class RedisServer: Sendable {
 
     /// Starts a server and waits until it answers `PING`.
     init(password: String? = nil) throws {
+        _ = Self.orphansEnded
         self.password = password
         port = try freeLoopbackPort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try start()
     }
+
+    /// Servers left running by an earlier test process that died without stopping them (a crash
+    /// ends the process before any `deinit`), ended once per process: a leftover server keeps
+    /// its port and its CPU, and skews whatever runs next on the machine.
+    private static let orphansEnded: Void = {
+        #if os(Linux)
+        let temporary = FileManager.default.temporaryDirectory
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        for name in names where name.hasPrefix("convert-redis-") {
+            let directory = temporary.appendingPathComponent(name)
+            guard let owner = try? String(contentsOf: directory.appendingPathComponent("owner"), encoding: .utf8),
+                  case let fields = owner.split(whereSeparator: \.isWhitespace).compactMap({ pid_t($0) }), fields.count == 2
+            else { continue }
+            // The owner still runs (or its id was reused): not an orphan.
+            guard sendSignal(fields[0], 0) != 0, errno == ESRCH else { continue }
+            // The server is killed only when it works in this very directory (redis-server changes
+            // into its `--dir`), so a reused process id never takes another process down.
+            let workingDirectory = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(fields[1])/cwd")
+            if workingDirectory.map({ URL(fileURLWithPath: $0).standardizedFileURL.path })
+                == directory.standardizedFileURL.path {
+                _ = sendSignal(fields[1], SIGKILL)
+            }
+            try? FileManager.default.removeItem(at: directory)
+        }
+        #endif
+    }()
 
     deinit {
         stop()
@@ -71,6 +98,7 @@ final class RedisServer: Sendable {
         if let password { arguments += ["--requirepass", password] }
         let child = try spawn(executable, arguments)
         pid.set(child)
+        try? Data("\(getpid()) \(child)".utf8).write(to: directory.appendingPathComponent("owner"))
         do {
             try waitUntilAnswering(child)
         } catch {
