@@ -31,6 +31,25 @@ private struct Launch {
     }
 }
 
+/// A launch killed while the system held its first upload of 30 events: what outlives it.
+private struct KilledDuringUpload {
+    let system = FakeBackgroundUploadSystem()
+    let journal = MemoryEventJournal()
+    let ledger = MemoryByteStore()
+
+    init() async {
+        let first = Launch(system: system, journal: journal, ledger: ledger, clock: ManualClock())
+        for number in 0..<30 { first.queue.enqueue(goal(number)) }
+        await system.uploadsHeld(1)
+        first.kill(system)
+    }
+
+    /// The next launch, on the same session, journal and ledger.
+    func relaunch(clock: ManualClock = ManualClock()) -> Launch {
+        Launch(system: system, journal: journal, ledger: ledger, clock: clock)
+    }
+}
+
 /// Lets the system answer every upload with 200 until `queue` has nothing pending.
 private func deliverEverything(_ system: FakeBackgroundUploadSystem, _ queue: TrackingQueue) async {
     let flushed = Task { await queue.flush(timeout: .seconds(30)) }
@@ -71,17 +90,12 @@ private func deliverEverything(_ system: FakeBackgroundUploadSystem, _ queue: Tr
     }
 
     @Test func aKillDuringAnUploadThatThenSucceedsIsDeliveredOnceAfterRelaunch() async throws {
-        let system = FakeBackgroundUploadSystem()
-        let journal = MemoryEventJournal()
-        let ledger = MemoryByteStore()
-        let first = Launch(system: system, journal: journal, ledger: ledger, clock: ManualClock())
-        for number in 0..<30 { first.queue.enqueue(goal(number)) }
-        await system.uploadsHeld(1)
-        first.kill(system)
+        let killed = await KilledDuringUpload()
+        let system = killed.system, journal = killed.journal
         // The daemon finishes the upload while no process listens.
         system.completeOldest(status: 200)
 
-        let second = Launch(system: system, journal: journal, ledger: ledger, clock: ManualClock())
+        let second = killed.relaunch()
         await deliverEverything(system, second.queue)
         let received = goalIds(in: system.received)
         #expect(Set(received) == Set((0..<30).map { "g\($0)" }), "nothing lost")
@@ -91,17 +105,12 @@ private func deliverEverything(_ system: FakeBackgroundUploadSystem, _ queue: Tr
     }
 
     @Test func aKillWhoseUploadIsStillUnsettledAtRelaunchRepeatsAtMostThatBatch() async throws {
-        let system = FakeBackgroundUploadSystem()
-        let journal = MemoryEventJournal()
-        let ledger = MemoryByteStore()
-        let first = Launch(system: system, journal: journal, ledger: ledger, clock: ManualClock())
-        for number in 0..<30 { first.queue.enqueue(goal(number)) }
-        await system.uploadsHeld(1)
-        first.kill(system)
+        let killed = await KilledDuringUpload()
+        let system = killed.system, journal = killed.journal
 
         // The upload is still held at relaunch; the reconciliation waits for it up to 5 s.
         let clock = ManualClock()
-        let second = Launch(system: system, journal: journal, ledger: ledger, clock: clock)
+        let second = killed.relaunch(clock: clock)
         try await clock.waitForSleepers(1)
         // Its body reached the server, but the answer is lost: the launch cannot know.
         system.completeOldest(status: nil, reachedServer: true)
@@ -114,17 +123,12 @@ private func deliverEverything(_ system: FakeBackgroundUploadSystem, _ queue: Tr
     }
 
     @Test func anUploadUnsettledAtTheReconcileDeadlineIsCancelledAndSentAgain() async throws {
-        let system = FakeBackgroundUploadSystem()
-        let journal = MemoryEventJournal()
-        let ledger = MemoryByteStore()
-        let first = Launch(system: system, journal: journal, ledger: ledger, clock: ManualClock())
-        for number in 0..<30 { first.queue.enqueue(goal(number)) }
-        await system.uploadsHeld(1)
-        first.kill(system)
+        let killed = await KilledDuringUpload()
+        let system = killed.system
 
         let stale = try #require(system.uploads.first).label
         let clock = ManualClock()
-        let second = Launch(system: system, journal: journal, ledger: ledger, clock: clock)
+        let second = killed.relaunch(clock: clock)
         try await clock.waitForSleepers(1)
         clock.advance(by: .seconds(5))
         while system.uploads.contains(where: { $0.label == stale }) { try await Task.sleep(for: .milliseconds(1)) }
