@@ -40,10 +40,10 @@ public actor TrackingQueue: TrackingSink {
     /// Carries batches out and classifies the answers; the queue knows nothing else of the transport.
     private let delivery: any TrackingDelivery
     private let options: TrackingQueueOptions
-    private let journal: (any EventJournal)?
+    let journal: (any EventJournal)?
     /// Told the size of each batch the server acknowledged (the SDK fires `api.queue.released`).
     private let released: (@Sendable (Int) -> Void)?
-    private let log: SDKLog
+    let log: SDKLog
     /// Measures the release interval, backoffs, flush timeouts and log rate limits.
     private let clock: any SleepClock
     /// Wakes the loop for new events.
@@ -52,7 +52,7 @@ public actor TrackingQueue: TrackingSink {
     private let urgent: WakeSignal
     private nonisolated let workerHandle = WorkerHandle()
     /// Batches to send as they are, before anything in the buffer: retries and split halves.
-    private var units: [[Entry]] = []
+    var units: [[Entry]] = []
     private var sending: [Entry] = []
     private var flushWaiters: [FlushWaiter] = []
     private var nextWaiterId: UInt64 = 0
@@ -191,7 +191,7 @@ public actor TrackingQueue: TrackingSink {
         flushWaiters.remove(at: index).continuation.resume(returning: false)
     }
 
-    private func settleWaiters() {
+    func settleWaiters() {
         guard !flushWaiters.isEmpty else { return }
         var waiting: [FlushWaiter] = []
         for waiter in flushWaiters {
@@ -372,29 +372,6 @@ public actor TrackingQueue: TrackingSink {
             break
         }
         return answer
-    }
-
-    /// Drops the events of `visitorId` waiting in the buffer or for a retry, acknowledging
-    /// their journal entries so a restart does not send them; the batch on the wire is not
-    /// recalled. Returns how many were dropped (counted in ``TrackingCounters/dropped``).
-    public func discardPending(visitorId: String) async -> Int {
-        var removed = buffer.removeWaiting(visitorId: visitorId)
-        var retried = 0
-        units = units.compactMap { unit in
-            let kept = unit.filter { $0.event.visitorId != visitorId }
-            retried += unit.count - kept.count
-            removed += unit.filter { $0.event.visitorId == visitorId }
-            return kept.isEmpty ? nil : kept
-        }
-        if retried > 0 { buffer.settle(dropped: retried) }
-        guard !removed.isEmpty else { return 0 }
-        do {
-            try journal?.acknowledge(removed.compactMap(\.sequence))
-        } catch {
-            log.error("tracking journal acknowledgement failed (discarded events may be sent after a restart): \(error)")
-        }
-        settleWaiters()
-        return removed.count
     }
 
     /// Gives `batch` up as dropped: acknowledged in the journal, counted.
