@@ -58,7 +58,7 @@ final class RedisPool: Sendable {
         let handle: @Sendable ([RESPValue]) -> Void
     }
 
-    private enum Job: Sendable {
+    enum Job: Sendable {
         /// A connection for the pool (its slot is counted in `open` already).
         case pool
         /// A probe of an unavailable server: a connection that answers `PING`.
@@ -67,7 +67,7 @@ final class RedisPool: Sendable {
     }
 
     // `@unchecked`: idle connections are not Sendable; they are touched only under the lock.
-    private struct State: @unchecked Sendable {
+    struct State: @unchecked Sendable {
         var idle: [RedisConnection] = []
         /// Connections open, lent out, or being opened for the pool.
         var open = 0
@@ -89,10 +89,10 @@ final class RedisPool: Sendable {
     }
 
     let configuration: RedisConfiguration
-    private let clock: any SleepClock
-    private let backoff: Backoff
-    private let state = Locked(State())
-    private let jobSignal = DispatchSemaphore(value: 0)
+    let clock: any SleepClock
+    let backoff: Backoff
+    let state = Locked(State())
+    let jobSignal = DispatchSemaphore(value: 0)
     let reactor: RedisReactor
 
     /// How long an `async` call waits for its reply on the calling thread before handing the
@@ -131,7 +131,7 @@ final class RedisPool: Sendable {
         state.withValue { $0.subscribers.append(handler) }
     }
 
-    private func publish(_ event: RedisClientEvent) {
+    func publish(_ event: RedisClientEvent) {
         for subscriber in state.withValue({ $0.subscribers }) { subscriber(event) }
     }
 
@@ -279,7 +279,7 @@ final class RedisPool: Sendable {
             + "(\(poolSize) connection\(poolSize == 1 ? "" : "s"))")
     }
 
-    private func unavailable(_ outage: Outage) -> RedisError {
+    func unavailable(_ outage: Outage) -> RedisError {
         let wait = max(outage.retryAt - clock.elapsed, .zero)
         return .connectionFailed(reason: "server unavailable, next connect attempt in \(wait.wholeMillisecondsRoundedUp) ms "
             + "(last attempt: \(Self.reason(outage.cause)))")
@@ -347,195 +347,6 @@ final class RedisPool: Sendable {
     /// Whether an `async` call waits for its reply on the calling thread first: round trips are
     /// short and no call is queued (under contention the thread is worth more to the others).
     var waitsOnCaller: Bool { state.withValue { $0.roundTrip < Self.callerWaitBelow && $0.queue.isEmpty } }
-
-    // MARK: Health
-
-    /// Whether `error`, ending an exchange that waited `waited`, says the server is unreachable:
-    /// a refused or broken connection, or no reply in a wait long enough to mean it (a call that
-    /// spent its budget waiting for a pooled connection says nothing about the server).
-    func isOutage(_ error: RedisError, waited: Duration) -> Bool {
-        switch error {
-        case .connectionFailed: true
-        case .timeout: waited >= configuration.commandTimeout / 2
-        default: false
-        }
-    }
-
-    /// Makes the server unavailable (once per outage): idle connections closed, queued calls
-    /// failed, subscribers told, a probe scheduled.
-    func noteOutage(_ error: RedisError) {
-        var idle: [RedisConnection] = []
-        var queued: [Request] = []
-        var startProbe = false
-        let began = state.withValue { state -> Bool in
-            guard !state.closed, state.outage == nil else { return false }
-            let now = clock.elapsed
-            state.outage = Outage(since: now, failures: 1, retryAt: now + backoff.delay(afterFailures: 1), cause: error)
-            idle = state.idle
-            state.idle = []
-            state.open -= idle.count
-            queued = state.queue
-            state.queue = []
-            if !state.probing {
-                state.probing = true
-                startProbe = true
-            }
-            return true
-        }
-        guard began else { return }
-        idle.forEach { $0.close() }
-        for request in queued { request.done(.failure(error)) }
-        publish(.unavailable(error))
-        if startProbe { Task.detached { [self] in await probeUntilAvailable() } }
-    }
-
-    /// Probes the server after each backoff until it answers, then makes it available again.
-    private func probeUntilAvailable() async {
-        while true {
-            guard let retryAt = state.withValue({ state -> Duration? in
-                if state.closed || state.outage == nil {
-                    state.probing = false
-                    return nil
-                }
-                return state.outage?.retryAt
-            }) else { return }
-            let wait = retryAt - clock.elapsed
-            if wait > .zero { try? await clock.sleep(for: wait) }
-            if state.withValue({ $0.closed }) {
-                state.withValue { $0.probing = false }
-                return
-            }
-            let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Lease, RedisError>, Never>) in
-                let queued = state.withValue { state -> Bool in
-                    guard !state.closed else { return false }
-                    state.jobs.append(.probe({ continuation.resume(returning: $0) }))
-                    return true
-                }
-                if queued { startConnectorJob() } else { continuation.resume(returning: .failure(.clientClosed)) }
-            }
-            switch result {
-            case .success(let lease):
-                let downFor = state.withValue { state -> Duration? in
-                    guard !state.closed, let outage = state.outage else { return nil }
-                    state.outage = nil
-                    state.probing = false
-                    state.open += 1
-                    return clock.elapsed - outage.since
-                }
-                guard let downFor else {
-                    lease.connection.close()
-                    state.withValue { $0.probing = false }
-                    return
-                }
-                release(lease)
-                publish(.available(after: downFor))
-                return
-            case .failure(let error):
-                let closed = state.withValue { state -> Bool in
-                    guard !state.closed, var outage = state.outage else { return true }
-                    outage.failures += 1
-                    outage.retryAt = clock.elapsed + backoff.delay(afterFailures: outage.failures)
-                    outage.cause = error
-                    state.outage = outage
-                    return false
-                }
-                if closed {
-                    state.withValue { $0.probing = false }
-                    return
-                }
-            }
-        }
-    }
-
-    // MARK: The connector thread
-
-    private func startConnectorJob() {
-        let start = state.withValue { state -> Bool in
-            defer { state.connectorStarted = true }
-            return !state.connectorStarted
-        }
-        if start {
-            Thread { [self] in runConnector() }.start()
-        }
-        jobSignal.signal()
-    }
-
-    private func runConnector() {
-        nameCurrentThread("Redis.cn.\(number)")
-        while true {
-            jobSignal.wait()
-            let next = state.withValue { state -> (Job, [(String, Setup)])? in
-                guard !state.jobs.isEmpty else { return nil }
-                return (state.jobs.removeFirst(), state.setups.map { ($0.name, $0.setup) })
-            }
-            guard let (job, setups) = next else { continue }
-            switch job {
-            case .stop:
-                return
-            case .pool:
-                let wanted = state.withValue { state -> Bool in
-                    guard state.outage == nil, !state.closed else {
-                        state.open -= 1
-                        return false
-                    }
-                    return true
-                }
-                guard wanted else { continue }
-                let result = open(setups, probe: false)
-                switch result {
-                case .success(let lease):
-                    release(lease)
-                case .failure(let error):
-                    connectFailed(error)
-                }
-            case .probe(let done):
-                done(open(setups, probe: true))
-            }
-        }
-    }
-
-    /// A new connection with every setup run (and `PING` answered, for a probe).
-    private func open(_ setups: [(String, Setup)], probe: Bool) -> Result<Lease, RedisError> {
-        var commands = setups.flatMap(\.1.commands)
-        if probe { commands.append(.ping) }
-        do {
-            let connection = try RedisConnection(configuration: configuration, setup: commands)
-            var replies = connection.setupReplies[...]
-            for (_, setup) in setups {
-                setup.handle(Array(replies.prefix(setup.commands.count)))
-                replies = replies.dropFirst(setup.commands.count)
-            }
-            if probe, replies.first?.stringValue != "PONG" {
-                connection.close()
-                return .failure(.protocolError(reason: "PING answered a \(replies.first?.summary ?? "nothing")"))
-            }
-            return .success(Lease(connection: connection))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// A connection for the pool could not be opened: the server is unavailable when the
-    /// transport failed; otherwise (a refused `AUTH`, say) the queued calls are told, unless
-    /// other connections may still serve them.
-    private func connectFailed(_ error: RedisError) {
-        let transport: Bool
-        switch error {
-        case .connectionFailed, .timeout: transport = true
-        default: transport = false
-        }
-        var queued: [Request] = []
-        state.withValue { state in
-            state.open -= 1
-            if !transport, state.open == 0 {
-                queued = state.queue
-                state.queue = []
-            }
-        }
-        for request in queued { request.done(.failure(error)) }
-        // The callers waiting then get this connect's error: the cause, rather than a summary.
-        if transport { noteOutage(error) }
-    }
 
     // MARK: Closing
 
