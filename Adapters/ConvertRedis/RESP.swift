@@ -147,26 +147,40 @@ package enum RESPEncoder {
         appendDecimal(command.arguments.count, to: &bytes)
         for argument in command.arguments {
             switch argument {
-            case .string(var text):
-                appendHeader(text.utf8.count, to: &bytes)
-                text.withUTF8 { bytes.append(contentsOf: $0) }
-            case .data(let data):
-                appendHeader(data.count, to: &bytes)
-                data.withUnsafeBytes { bytes.append(contentsOf: $0) }
-            case .integer(let number):
-                var digits = (0 as UInt64, 0 as UInt64, 0 as UInt64)
-                let count = withUnsafeMutableBytes(of: &digits) { buffer in decimal(number, into: buffer) }
-                appendHeader(count, to: &bytes)
-                withUnsafeBytes(of: &digits) { bytes.append(contentsOf: $0[(24 - count)...]) }
-            case .key(var key):
-                var prefix = keyPrefix
-                appendHeader(prefix.utf8.count + key.utf8.count, to: &bytes)
-                prefix.withUTF8 { bytes.append(contentsOf: $0) }
-                key.withUTF8 { bytes.append(contentsOf: $0) }
+            case .string(let text): appendBulk(text, to: &bytes)
+            case .data(let data): data.withUnsafeBytes { appendBulk($0, to: &bytes) }
+            case .integer(let number): appendBulk(number, to: &bytes)
+            case .key(let key): appendBulk(key, prefix: keyPrefix, to: &bytes)
             }
-            bytes.append(13)
-            bytes.append(10)
         }
+    }
+
+    /// `$<length>\r\n<prefix><text>\r\n`.
+    fileprivate static func appendBulk(_ text: String, prefix: String = "", to bytes: inout [UInt8]) {
+        var text = text, prefix = prefix
+        appendHeader(prefix.utf8.count + text.utf8.count, to: &bytes)
+        prefix.withUTF8 { bytes.append(contentsOf: $0) }
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// `$<length>\r\n<payload>\r\n`.
+    fileprivate static func appendBulk(_ payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        appendHeader(payload.count, to: &bytes)
+        bytes.append(contentsOf: payload)
+        bytes.append(13)
+        bytes.append(10)
+    }
+
+    /// `$<length>\r\n<number in decimal>\r\n`.
+    fileprivate static func appendBulk(_ number: Int, to bytes: inout [UInt8]) {
+        var digits = (0 as UInt64, 0 as UInt64, 0 as UInt64)
+        let count = withUnsafeMutableBytes(of: &digits) { buffer in decimal(number, into: buffer) }
+        appendHeader(count, to: &bytes)
+        withUnsafeBytes(of: &digits) { bytes.append(contentsOf: $0[(24 - count)...]) }
+        bytes.append(13)
+        bytes.append(10)
     }
 
     /// `$<count>\r\n`.
@@ -236,11 +250,11 @@ package struct EncodedCommands: Sendable {
 package struct RESPWriter {
     private var bytes: [UInt8] = []
     private var count = 0
-    private var prefix: [UInt8]
+    private let prefix: String
 
     /// A writer applying `keyPrefix` to keys, with room for `capacity` bytes.
     package init(keyPrefix: String, capacity: Int = 0) {
-        prefix = Array(keyPrefix.utf8)
+        prefix = keyPrefix
         bytes.reserveCapacity(capacity)
     }
 
@@ -254,34 +268,22 @@ package struct RESPWriter {
 
     /// A text argument.
     package mutating func argument(_ text: String) {
-        var text = text
-        RESPEncoder.appendHeader(text.utf8.count, to: &bytes)
-        text.withUTF8 { bytes.append(contentsOf: $0) }
-        bytes.append(13)
-        bytes.append(10)
+        RESPEncoder.appendBulk(text, to: &bytes)
     }
 
     /// A byte argument.
     package mutating func argument(bytes payload: [UInt8]) {
-        RESPEncoder.appendHeader(payload.count, to: &bytes)
-        bytes.append(contentsOf: payload)
-        bytes.append(13)
-        bytes.append(10)
+        payload.withUnsafeBytes { RESPEncoder.appendBulk($0, to: &bytes) }
     }
 
     /// A number argument.
     package mutating func argument(_ number: Int) {
-        argument(String(number))
+        RESPEncoder.appendBulk(number, to: &bytes)
     }
 
     /// A key argument, the prefix in front.
     package mutating func key(_ key: String) {
-        var key = key
-        RESPEncoder.appendHeader(prefix.count + key.utf8.count, to: &bytes)
-        bytes.append(contentsOf: prefix)
-        key.withUTF8 { bytes.append(contentsOf: $0) }
-        bytes.append(13)
-        bytes.append(10)
+        RESPEncoder.appendBulk(key, prefix: prefix, to: &bytes)
     }
 
     /// The commands written so far.

@@ -47,6 +47,22 @@ private func protocolErrorReason(_ text: String, limits: RESPParser.Limits = .in
         #expect(bytes == expected)
     }
 
+    @Test func theWriterWritesWhatTheEncoderWrites() {
+        var writer = RESPWriter(keyPrefix: "app:")
+        writer.command("HSET", arguments: 4)
+        writer.key("v:1")
+        writer.argument("name")
+        writer.argument(bytes: [0, 13, 10, 255])
+        writer.argument(-7)
+        writer.command("PEXPIRE", arguments: 2)
+        writer.key("v:1")
+        writer.argument(86_400_000)
+        let commands: [RedisCommand] = [["HSET", .key("v:1"), "name", .data(Data([0, 13, 10, 255])), -7],
+                                        ["PEXPIRE", .key("v:1"), 86_400_000]]
+        #expect(writer.encoded.bytes == EncodedCommands(commands, keyPrefix: "app:").bytes)
+        #expect(writer.commandCount == 2)
+    }
+
     @Test func encodedCommandsParseBackAsArrays() throws {
         let bytes = RESPEncoder.encode(["SET", "k", .data(Data("v\r\n".utf8))])
         #expect(try parse(bytes) == [.array([.bulkString(Data("SET".utf8)), .bulkString(Data("k".utf8)),
