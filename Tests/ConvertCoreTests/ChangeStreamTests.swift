@@ -48,22 +48,6 @@ private func priced(_ price: Double) throws -> Data {
     }
 }
 
-private func letTasksRun() async {
-    for _ in 0..<50 { await Task.yield() }
-    try? await Task.sleep(for: .milliseconds(30))
-}
-
-private func eventually(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .patience
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for: \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
-
 /// Collects a stream's elements on a task of its own.
 private final class Collected<Element: Sendable>: Sendable {
     let items = Locked<[Element]>([])

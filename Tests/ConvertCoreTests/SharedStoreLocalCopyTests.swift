@@ -30,18 +30,6 @@ private final class CountingStore: VisitorDataStore, Sendable {
     }
 }
 
-/// Polls `condition` until it holds; fails the test when it never does within `Duration.patience`.
-private func until(_ what: String, _ condition: () -> Bool) async throws {
-    let giveUp = ContinuousClock.now + .patience
-    while !condition() {
-        guard ContinuousClock.now < giveUp else {
-            Issue.record("never happened: \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}
-
 @Suite struct SharedStoreLocalCopyTests {
     @Test func anyVisitorStoreServesAsTheLocalCopy() async throws {
         try await VisitorDataStoreContract.verify { WriteBehindVisitorStore(backend: MemoryVisitorBackend(), local: CountingStore()) }
@@ -80,7 +68,7 @@ private func until(_ what: String, _ condition: () -> Bool) async throws {
         // 1 s, doubled per failure, capped at 4 s.
         for (failures, wait) in [(1, 1), (2, 2), (3, 4), (4, 4)] {
             clock.advance(to: expected)
-            try await until("failed write \(failures)") { store.counters.saveFailures == failures }
+            try await eventually("failed write \(failures)") { store.counters.saveFailures == failures }
             try await clock.waitForSleepers()
             expected += .seconds(wait)
             #expect(clock.deadlines == [expected], "after \(failures) failure(s) the retry waits \(wait) s")
@@ -88,13 +76,13 @@ private func until(_ what: String, _ condition: () -> Bool) async throws {
         let warnings = { logs.messages.filter { $0.contains("not written") }.count }
         #expect(warnings() == 1, "four failures within 10 s of the first make one line")
         clock.advance(to: expected)
-        try await until("failed write 5") { store.counters.saveFailures == 5 }
+        try await eventually("failed write 5") { store.counters.saveFailures == 5 }
         #expect(warnings() == 2, "a failure 10 s or more after the last line makes another")
 
         backend.isAvailable = true
         try await clock.waitForSleepers()
         clock.advance(to: try #require(clock.deadlines.first))
-        try await until("the write caught up") { store.counters.saves == 1 }
+        try await eventually("the write caught up") { store.counters.saves == 1 }
         #expect(backend.record(key)?.bucketing == ["e1": "a"])
         #expect(store.counters.pending == 0)
     }

@@ -32,12 +32,6 @@ private func goals(_ request: HTTPRequest) -> [String] {
     (try? ReceivedBatch(request.body ?? Data()))?.events.compactMap { $0.data["goalId"] as? String } ?? []
 }
 
-/// Gives tasks woken by the clock a moment to act, so a check that nothing happened means something.
-private func letTasksRun() async {
-    for _ in 0..<50 { await Task.yield() }
-    try? await Task.sleep(for: .milliseconds(20))
-}
-
 @Suite struct ClockDrivenQueueTests {
     @Test func aPartialBatchIsReleasedOnlyWhenTheClockPassesTheReleaseInterval() async throws {
         let clock = ManualClock()

@@ -13,12 +13,6 @@ import Testing
 
 private let lastModified = "Wed, 21 Oct 2015 07:28:00 GMT"
 
-/// Gives tasks woken by the clock a moment to act, so a check that nothing happened means something.
-private func letTasksRun() async {
-    for _ in 0..<50 { await Task.yield() }
-    try? await Task.sleep(for: .milliseconds(30))
-}
-
 private func remoteSource(_ server: LoopbackHTTPServer, key: String = "k", clock: ManualClock,
                           logs: RecordingLogSink = RecordingLogSink(),
                           random: (@Sendable () -> Double)? = { 0.5 }) -> RemoteConfigSource {

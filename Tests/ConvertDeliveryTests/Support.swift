@@ -40,19 +40,6 @@ func loopbackConfiguration(_ server: LoopbackHTTPServer, directory: URL? = nil, 
                          allowsInsecureHTTP: true)
 }
 
-/// Waits until `condition` holds (polling), or fails the test after `timeout`.
-func eventually(_ what: String, timeout: Duration = .patience, _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    // Once more past the deadline: a starved test thread may wake late with the condition long met.
-    if await condition() { return }
-    Issue.record("timed out waiting for: \(what)")
-    throw CancellationError()
-}
-
 /// The config fixture served as a CDN would.
 func configReply(_ data: Data, etag: String? = nil) -> LoopbackHTTPServer.Reply {
     var headers = ["Content-Type": "application/json"]

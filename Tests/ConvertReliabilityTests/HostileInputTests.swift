@@ -178,14 +178,3 @@ import Testing
     }
 }
 
-/// Waits until `condition` holds (polling), or fails the test after `timeout`.
-private func eventually(_ what: String, timeout: Duration = .patience, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    if condition() { return }  // a starved test thread may wake past the deadline with it met
-    Issue.record("timed out waiting for: \(what)")
-    throw CancellationError()
-}

@@ -85,3 +85,31 @@ extension Duration {
     /// a red run. A hang still fails, after this long.
     public static let patience: Duration = .seconds(600)
 }
+
+/// What ``eventually(_:timeout:_:)`` throws when its condition never held.
+public struct NeverHappened: Error, CustomStringConvertible {
+    /// What was waited for.
+    public let what: String
+
+    public var description: String { "timed out waiting for: \(what)" }
+}
+
+/// Polls `condition` every few milliseconds until it holds; throws ``NeverHappened`` after
+/// `timeout`, once a last check failed too (a starved test thread may wake past the deadline with
+/// the condition long met).
+public func eventually(_ what: String, timeout: Duration = .patience, _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    if await condition() { return }
+    throw NeverHappened(what: what)
+}
+
+/// Gives tasks woken by a clock a moment to act, so that a check that nothing happened means
+/// something.
+public func letTasksRun() async {
+    for _ in 0..<50 { await Task.yield() }
+    try? await Task.sleep(for: .milliseconds(30))
+}
