@@ -91,6 +91,7 @@ public struct NeverHappened: Error, CustomStringConvertible {
     /// What was waited for.
     public let what: String
 
+    /// `timed out waiting for: <what>`.
     public var description: String { "timed out waiting for: \(what)" }
 }
 
