@@ -43,6 +43,7 @@ let package = Package(
         .executableTarget(
             name: "Collector",
             dependencies: [
+                .product(name: "ConvertJSON", package: "ConvertSwiftSDK"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -51,9 +51,8 @@ extension ConvertContext {
                                 forceMultipleTransactions: Bool = false) async -> ConversionResult {
         let result = await recordConversion(goalKey, goalData: goalData, ruleData: ruleData,
                                             forceMultipleTransactions: forceMultipleTransactions)
-        let hooks = runtime.read(visitorHash).state.hooks
-        if !hooks.isEmpty {
-            runtime.runHooks(hooks, "conversion") { try $0.conversion(goalKey, visitorId: visitorId, result: result) }
+        runtime.runHooks(runtime.read(visitorHash).state.hooks, .conversion) {
+            try $0.conversion(goalKey, visitorId: visitorId, result: result)
         }
         return result
     }

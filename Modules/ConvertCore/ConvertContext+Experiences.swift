@@ -69,9 +69,9 @@ extension ConvertContext {
     func failedCall(_ kind: HookContext.FlagKind, _ key: String) -> VariationDetail {
         let result = unusable(key)
         let hooks = hooksForFailedCall()
-        guard !hooks.isEmpty else { return result }
+        guard hooks.runs(.evaluation) else { return result }
         let context = HookContext(flagKind: kind, key: key, visitorId: visitorId, attributes: visitorAttributes)
-        runtime.runHooks(hooks, "before") { try $0.before(context) }
+        runtime.runHooks(hooks, .before) { try $0.before(context) }
         let details: EvaluationDetails = kind == .experience ? .variation(result)
             : .feature(FeatureDetail(value: .disabled(key: key, feature: nil), reason: result.reason, errorCode: result.errorCode,
                                      experiences: []))

@@ -29,7 +29,7 @@ public final class ConvertContext: Sendable {
         /// The visitor's data as storing the creation segments left it, for the first decision
         /// to start from instead of reading the store again (with the namespace hash it belongs to).
         var prefetched: (namespaceHash: UInt64, data: VisitorData)?
-        var hooks: [any EvaluationHook] = []
+        var hooks = HookList()
         /// The SDK's published state as this context last read it, and the generation it is at
         /// least as new as: calls reuse it while ``SDKRuntime/generation`` stays there.
         var published: SDKRuntime.Published?
@@ -210,7 +210,7 @@ public final class ConvertContext: Sendable {
     }
 
     /// The hooks of a call that could not start (not ready, unusable visitor id).
-    func hooksForFailedCall() -> [any EvaluationHook] {
+    func hooksForFailedCall() -> HookList {
         let (cached, own) = state.withValue { ($0.published?.hooks, $0.hooks) }
         // A call refused before the SDK was ready has just cached the published state; one
         // refused for its visitor id never read it.

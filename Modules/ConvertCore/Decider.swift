@@ -23,8 +23,8 @@ struct Decider {
     let consented: Bool
     /// What the call reads of the SDK: tracking switch, overrides, hooks, listeners.
     private let published: SDKRuntime.Published
-    /// The context's own hooks, run after the SDK's.
-    private let contextHooks: [any EvaluationHook]
+    /// The SDK's hooks, then the context's: run around each evaluation.
+    let hooks: HookList
     /// Whether any hook runs around the call's evaluations.
     private let hasHooks: Bool
     /// The config's locations as the call's decisions matched them so far: location rules read
@@ -35,7 +35,7 @@ struct Decider {
     ///   already holds it (stored at its creation).
     init(runtime: SDKRuntime, installed: InstalledConfig, input: DecisionInput, prefetched: Bool, visitorHash: UInt64,
          preview: PreviewTarget?, consented: Bool = true, published: SDKRuntime.Published,
-         contextHooks: [any EvaluationHook]) {
+         contextHooks: HookList) {
         self.runtime = runtime
         self.installed = installed
         self.input = input
@@ -44,18 +44,14 @@ struct Decider {
         self.preview = preview
         self.consented = consented
         self.published = published
-        self.contextHooks = contextHooks
-        hasHooks = !published.hooks.isEmpty || !contextHooks.isEmpty
+        hooks = published.hooks + contextHooks
+        hasHooks = hooks.runs(.evaluation)
     }
 
     /// Forced decisions in effect for this call, `nil` when none.
     var overrides: DecisionOverrides? { published.overrides }
-    /// The SDK's hooks, then the context's: run around each evaluation.
-    var hooks: [any EvaluationHook] {
-        published.hooks.isEmpty ? contextHooks : published.hooks + contextHooks
-    }
     /// The SDK's hooks alone: they are told of tracking events.
-    var trackingHooks: [any EvaluationHook] { published.hooks }
+    var trackingHooks: HookList { published.hooks }
     /// The system events that have listeners (``SystemEventHub`` mask).
     var listening: UInt32 { published.listening }
     /// Whether the call may store and send: no preview, and the visitor consented.
@@ -91,7 +87,7 @@ struct Decider {
 
     private func runBeforeHooks(_ kind: HookContext.FlagKind, _ key: String) -> HookContext? {
         let context = HookContext(flagKind: kind, key: key, visitorId: visitorId, attributes: input.attributes)
-        runtime.runHooks(hooks, "before") { try $0.before(context) }
+        runtime.runHooks(hooks, .before) { try $0.before(context) }
         return context
     }
 

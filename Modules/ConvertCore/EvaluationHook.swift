@@ -62,8 +62,12 @@ public enum EvaluationDetails: Sendable {
 /// (at most one line per 10 s) and never changes the decision; a slow hook slows only the call
 /// it runs in (tracking delivery never waits for it). Every method has an empty default.
 ///
+/// A hook that implements only some stages says which in ``stages``: the SDK then skips the
+/// others, and builds no evaluation context or detail when no hook of a call wants one.
+///
 /// ```swift
 /// struct Metrics: EvaluationHook {
+///     var stages: EvaluationHookStages { .after }
 ///     func after(_ context: HookContext, details: EvaluationDetails) {
 ///         counter(context.key, details.variant ?? "none", details.reason.rawValue).increment()
 ///     }
@@ -71,6 +75,9 @@ public enum EvaluationDetails: Sendable {
 /// sdk.addHook(Metrics())
 /// ```
 public protocol EvaluationHook: Sendable {
+    /// The stages this hook implements; the SDK calls no other (all of them by default).
+    /// Read once, when the hook is added.
+    var stages: EvaluationHookStages { get }
     /// Before the evaluation.
     func before(_ context: HookContext) throws
     /// After an evaluation that gave a value (any reason but ``EvaluationReason/error``).
@@ -87,12 +94,39 @@ public protocol EvaluationHook: Sendable {
 
 /// Every stage does nothing unless the hook implements it.
 extension EvaluationHook {
+    public var stages: EvaluationHookStages { .all }
     public func before(_ context: HookContext) throws {}
     public func after(_ context: HookContext, details: EvaluationDetails) throws {}
     public func error(_ context: HookContext, details: EvaluationDetails) throws {}
     public func finally(_ context: HookContext, details: EvaluationDetails) throws {}
     public func tracked(_ event: TrackingEvent) throws {}
     public func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) throws {}
+}
+
+/// The stages of an ``EvaluationHook``.
+public struct EvaluationHookStages: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// ``EvaluationHook/before(_:)``.
+    public static let before = EvaluationHookStages(rawValue: 1 << 0)
+    /// ``EvaluationHook/after(_:details:)``.
+    public static let after = EvaluationHookStages(rawValue: 1 << 1)
+    /// ``EvaluationHook/error(_:details:)``.
+    public static let error = EvaluationHookStages(rawValue: 1 << 2)
+    /// ``EvaluationHook/finally(_:details:)``.
+    public static let finally = EvaluationHookStages(rawValue: 1 << 3)
+    /// ``EvaluationHook/tracked(_:)``.
+    public static let tracked = EvaluationHookStages(rawValue: 1 << 4)
+    /// ``EvaluationHook/conversion(_:visitorId:result:)``.
+    public static let conversion = EvaluationHookStages(rawValue: 1 << 5)
+    /// The four stages around an evaluation.
+    public static let evaluation: EvaluationHookStages = [.before, .after, .error, .finally]
+    /// Every stage.
+    public static let all: EvaluationHookStages = [.evaluation, .tracked, .conversion]
 }
 
 /// A hook that logs each evaluation (`flag key → variant (reason)`) and each tracking event.
@@ -105,6 +139,8 @@ public struct LoggingHook: EvaluationHook {
         log = SDKLog(sink: sink, minimum: level)
         self.level = level
     }
+
+    public var stages: EvaluationHookStages { [.finally, .tracked] }
 
     /// Logs `flag key for visitor: variant (reason[, error code])`.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
@@ -119,36 +155,128 @@ public struct LoggingHook: EvaluationHook {
     }
 }
 
+/// Hooks as a call runs them: each boxed once, when added, so that running a stage copies no
+/// hook value (an existential copy retains every reference the hook holds), with the stages
+/// any of them implements.
+struct HookList: Sendable {
+    private(set) var boxes: [HookBox] = []
+    /// The union of the hooks' stages.
+    private(set) var stages: EvaluationHookStages = []
+
+    var isEmpty: Bool { boxes.isEmpty }
+
+    /// Whether any hook implements one of `stages`.
+    func runs(_ stages: EvaluationHookStages) -> Bool { !self.stages.isDisjoint(with: stages) }
+
+    mutating func append(_ hook: any EvaluationHook) {
+        let box = HookBox.boxing(hook)
+        boxes.append(box)
+        stages.formUnion(box.stages)
+    }
+
+    /// `first`'s hooks, then `second`'s.
+    static func + (first: HookList, second: HookList) -> HookList {
+        if second.isEmpty { return first }
+        if first.isEmpty { return second }
+        return HookList(boxes: first.boxes + second.boxes, stages: first.stages.union(second.stages))
+    }
+}
+
+/// One hook behind a class: a stage is one virtual call on the hook value stored in place.
+class HookBox: @unchecked Sendable {
+    let stages: EvaluationHookStages
+    /// The hook's type, for the log line of a hook that throws.
+    let typeName: String
+
+    init(stages: EvaluationHookStages, typeName: String) {
+        self.stages = stages
+        self.typeName = typeName
+    }
+
+    static func boxing(_ hook: any EvaluationHook) -> HookBox { box(hook) }
+
+    private static func box<Hook: EvaluationHook>(_ hook: Hook) -> HookBox { TypedHookBox(hook) }
+
+    func before(_ context: HookContext) throws {}
+    func after(_ context: HookContext, details: EvaluationDetails) throws {}
+    func error(_ context: HookContext, details: EvaluationDetails) throws {}
+    func finally(_ context: HookContext, details: EvaluationDetails) throws {}
+    func tracked(_ event: TrackingEvent) throws {}
+    func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) throws {}
+}
+
+// The hook is immutable and Sendable; the box adds no state.
+private final class TypedHookBox<Hook: EvaluationHook>: HookBox, @unchecked Sendable {
+    let hook: Hook
+
+    init(_ hook: Hook) {
+        self.hook = hook
+        super.init(stages: hook.stages, typeName: String(describing: Hook.self))
+    }
+
+    override func before(_ context: HookContext) throws { try hook.before(context) }
+    override func after(_ context: HookContext, details: EvaluationDetails) throws { try hook.after(context, details: details) }
+    override func error(_ context: HookContext, details: EvaluationDetails) throws { try hook.error(context, details: details) }
+    override func finally(_ context: HookContext, details: EvaluationDetails) throws {
+        try hook.finally(context, details: details)
+    }
+    override func tracked(_ event: TrackingEvent) throws { try hook.tracked(event) }
+    override func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) throws {
+        try hook.conversion(goalKey, visitorId: visitorId, result: result)
+    }
+}
+
 extension SDKRuntime {
-    /// Runs `body` on each hook; a throw is logged, at most once per 10 s, and goes no further.
-    func runHooks(_ hooks: [any EvaluationHook], _ stage: String, _ body: (any EvaluationHook) throws -> Void) {
-        for hook in hooks {
+    /// Runs `body` on each hook implementing `stage`; a throw is logged, at most once per 10 s,
+    /// and goes no further.
+    @inline(__always)
+    func runHooks(_ hooks: HookList, _ stage: EvaluationHookStages, _ body: (HookBox) throws -> Void) {
+        guard hooks.runs(stage) else { return }
+        for box in hooks.boxes where box.stages.contains(stage) {
             do {
-                try body(hook)
+                try body(box)
             } catch {
-                let now = ports.sleepClock.elapsed
-                if let count = hookFailures.withValue({ $0.note(now: now) }) {
-                    log.warn("evaluation hook \(type(of: hook)) threw in \(stage): \(error); the decision stands "
-                             + "(\(count) failure(s) since the last report)")
-                }
+                hookThrew(box, stage, error)
             }
         }
     }
 
-    /// `after` (or `error`), then `finally`.
-    func finishHooks(_ hooks: [any EvaluationHook], _ context: HookContext, _ details: EvaluationDetails) {
-        if details.reason == .error {
-            runHooks(hooks, "error") { try $0.error(context, details: details) }
-        } else {
-            runHooks(hooks, "after") { try $0.after(context, details: details) }
+    private func hookThrew(_ box: HookBox, _ stage: EvaluationHookStages, _ error: any Error) {
+        let now = ports.sleepClock.elapsed
+        if let count = hookFailures.withValue({ $0.note(now: now) }) {
+            log.warn("evaluation hook \(box.typeName) threw in \(stage.name): \(error); the decision stands "
+                     + "(\(count) failure(s) since the last report)")
         }
-        runHooks(hooks, "finally") { try $0.finally(context, details: details) }
+    }
+
+    /// `after` (or `error`), then `finally`.
+    func finishHooks(_ hooks: HookList, _ context: HookContext, _ details: EvaluationDetails) {
+        if details.reason == .error {
+            runHooks(hooks, .error) { try $0.error(context, details: details) }
+        } else {
+            runHooks(hooks, .after) { try $0.after(context, details: details) }
+        }
+        runHooks(hooks, .finally) { try $0.finally(context, details: details) }
     }
 
     /// Tells the SDK's hooks (a call's ``Decider/trackingHooks``) about a queued
     /// tracking event, outside every lock.
-    func announceTracked(_ event: TrackingEvent, to hooks: [any EvaluationHook]) {
-        guard !hooks.isEmpty else { return }
-        runHooks(hooks, "tracked") { try $0.tracked(event) }
+    func announceTracked(_ event: TrackingEvent, to hooks: HookList) {
+        runHooks(hooks, .tracked) { try $0.tracked(event) }
+    }
+}
+
+extension EvaluationHookStages {
+    /// The stage's method name, for logs.
+    var name: String {
+        switch self {
+        case .before: "before"
+        case .after: "after"
+        case .error: "error"
+        case .finally: "finally"
+        case .tracked: "tracked"
+        case .conversion: "conversion"
+        default: "stages \(rawValue)"
+        }
     }
 }

@@ -16,7 +16,7 @@ final class SDKRuntime: Sendable {
         var trackingEnabled = true
         var autoVisitorId: String?
         var overrides = DecisionOverrides()
-        var hooks: [any EvaluationHook] = []
+        var hooks = HookList()
     }
     private let owned = Locked(Owned())
     /// Hook failures, reported at most once per 10 s (on the sleep clock).
@@ -58,7 +58,7 @@ final class SDKRuntime: Sendable {
             var trackingEnabled = true
             /// `nil` when nothing is forced, so a decision checks one optional.
             var overrides: DecisionOverrides?
-            var hooks: [any EvaluationHook] = []
+            var hooks = HookList()
             /// The system events that have listeners, as ``SystemEventHub`` masks them.
             var listening: UInt32 = 0
         }
@@ -71,7 +71,7 @@ final class SDKRuntime: Sendable {
         var installed: InstalledConfig? { fields.installed }
         var trackingEnabled: Bool { fields.trackingEnabled }
         var overrides: DecisionOverrides? { fields.overrides }
-        var hooks: [any EvaluationHook] { fields.hooks }
+        var hooks: HookList { fields.hooks }
         var listening: UInt32 { fields.listening }
 
         /// A new state: these fields with `change` made.

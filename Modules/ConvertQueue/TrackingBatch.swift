@@ -28,20 +28,27 @@ package struct TrackingBatch: Sendable, Hashable, Codable {
     /// Groups `events` (all of one project) by visitor in first-seen order; a visitor's segments
     /// are the latest its events carry.
     package init(events: [TrackingEvent], source: String = "ios-sdk", enrichData: Bool = true) {
-        var order: [String] = []
-        var byVisitor: [String: (segments: VisitorSegments?, events: [TrackingEvent.Payload])] = [:]
+        // A visitor's events mostly follow one another: the last group is checked before the index.
+        var groups: [(visitorId: String, segments: VisitorSegments?, events: [TrackingEvent.Payload])] = []
+        var position: [String: Int] = [:]
         for event in events {
-            if byVisitor[event.visitorId] == nil {
-                order.append(event.visitorId)
-                byVisitor[event.visitorId] = (nil, [])
+            let index: Int
+            if let last = groups.indices.last, groups[last].visitorId == event.visitorId {
+                index = last
+            } else if let known = position[event.visitorId] {
+                index = known
+            } else {
+                index = groups.count
+                groups.append((event.visitorId, nil, []))
+                position[event.visitorId] = index
             }
-            byVisitor[event.visitorId]!.events.append(event.payload)
-            if let segments = event.segments { byVisitor[event.visitorId]!.segments = segments }
+            groups[index].events.append(event.payload)
+            if let segments = event.segments { groups[index].segments = segments }
         }
         self.enrichData = enrichData
         accountId = events.first?.accountId ?? ""
         projectId = events.first?.projectId ?? ""
-        visitors = order.map { Visitor(visitorId: $0, segments: byVisitor[$0]!.segments, events: byVisitor[$0]!.events) }
+        visitors = groups.map { Visitor(visitorId: $0.visitorId, segments: $0.segments, events: $0.events) }
         self.source = source
     }
 

@@ -15,9 +15,11 @@ private final class Recorder: EvaluationHook {
     let name: String
     let calls = Locked<[String]>([])
     let throwsIn: String?
-    init(_ name: String, throwsIn: String? = nil) {
+    let stages: EvaluationHookStages
+    init(_ name: String, throwsIn: String? = nil, stages: EvaluationHookStages = .all) {
         self.name = name
         self.throwsIn = throwsIn
+        self.stages = stages
     }
 
     struct Boom: Error {}
@@ -40,6 +42,25 @@ private final class Recorder: EvaluationHook {
 }
 
 @Suite struct HookTests {
+    @Test func aHookIsCalledOnlyInTheStagesItDeclares() async throws {
+        let harness = try await started()
+        let finallyOnly = Recorder("finally", stages: .finally), trackedOnly = Recorder("tracked", stages: .tracked)
+        let every = Recorder("every")
+        harness.sdk.addHook(finallyOnly)
+        harness.sdk.addHook(trackedOnly)
+        let context = qualifyingContext(harness, "staged")
+        context.addHook(every)
+        let variation = try #require(context.variation(forExperience: experienceOne))
+        let variant = variation.key ?? variation.id
+        #expect(finallyOnly.calls.value == ["finally finally \(experienceOne) \(variant)"])
+        #expect(trackedOnly.calls.value == ["tracked tracked bucketing"])
+        #expect(every.calls.value == ["every before \(experienceOne)", "every after \(experienceOne) targetingMatch",
+                                      "every finally \(experienceOne) \(variant)"], "the default is every stage")
+        _ = context.feature("feature-1")
+        #expect(finallyOnly.calls.value.count == 2 && finallyOnly.calls.value.last?.hasPrefix("finally finally feature-1") == true)
+        #expect(trackedOnly.calls.value.allSatisfy { $0.hasPrefix("tracked tracked") })
+    }
+
     @Test func hooksRunBeforeAfterAndFinallyAroundADecisionAndSeeItsTracking() async throws {
         let harness = try await started()
         let sdkHook = Recorder("sdk"), contextHook = Recorder("ctx")

@@ -54,42 +54,48 @@ public struct MetricsHook: EvaluationHook {
         conversionCalls = BoundedCounters(label: "convert_conversion_calls_total", limits: limits, factory: factory)
     }
 
+    /// The stages the hook counts.
+    public var stages: EvaluationHookStages { [.finally, .tracked, .conversion] }
+
     /// Counts the evaluation, whatever its outcome.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
+        let reason = details.reason
         evaluations.increment(key: ("key", context.key), variant: ("variant", details.variant ?? "none"),
-                              ("kind", context.flagKind.rawValue), ("reason", details.reason.snakeCaseName))
+                              tag: (context.flagKind == .experience ? 0 : 16) + reason.tag,
+                              ("kind", context.flagKind.rawValue), ("reason", reason.snakeCaseName))
     }
 
     /// Counts a `trackConversion` call by its outcome.
     public func conversion(_ goalKey: String, visitorId: String, result: ConversionResult) {
-        let outcome = switch result {
-        case .tracked: "tracked"
-        case .duplicate: "duplicate"
-        case .dropped: "dropped"
-        default: "refused"
+        let (outcome, tag) = switch result {
+        case .tracked: ("tracked", 0)
+        case .duplicate: ("duplicate", 1)
+        case .dropped: ("dropped", 2)
+        default: ("refused", 3)
         }
-        conversionCalls.increment(key: ("goal", goalKey), variant: nil, ("result", outcome))
+        conversionCalls.increment(key: ("goal", goalKey), variant: nil, tag: tag, ("result", outcome))
     }
 
     /// Counts a queued bucketing as an exposure, a queued conversion as a conversion.
     public func tracked(_ event: TrackingEvent) {
         switch event.payload {
         case .bucketing(let experienceId, let variationId):
-            exposures.increment(key: ("experience", experienceId), variant: ("variation", variationId))
+            exposures.increment(key: ("experience", experienceId), variant: ("variation", variationId), tag: 0)
         case .conversion(let goalId, let goalData, _):
-            conversions.increment(key: ("goal", goalId), variant: nil, ("type", goalData == nil ? "conversion" : "transaction"))
+            conversions.increment(key: ("goal", goalId), variant: nil, tag: goalData == nil ? 0 : 1,
+                                  ("type", goalData == nil ? "conversion" : "transaction"))
         }
     }
 }
 
 /// One counter per admitted combination of dimension values, the key and variant values bounded.
 final class BoundedCounters: Sendable {
-    /// The values asked for, before bounding: what each evaluation looks its counter up by.
+    /// The values asked for, before bounding: what each evaluation looks its counter up by. The
+    /// other dimensions take few values, which `tag` numbers, so only two strings are hashed.
     private struct Asked: Hashable {
         var key: String
         var variant: String?
-        var first: String?
-        var second: String?
+        var tag: Int
     }
 
     private struct State {
@@ -114,10 +120,10 @@ final class BoundedCounters: Sendable {
     }
 
     /// Increments the counter of `key`, `variant` (each `other` past its bound) and the `first`
-    /// and `second` dimensions (bounded by their nature).
-    func increment(key: (name: String, value: String), variant: (name: String, value: String)?,
+    /// and `second` dimensions (bounded by their nature), whose values `tag` numbers one to one.
+    func increment(key: (name: String, value: String), variant: (name: String, value: String)?, tag: Int,
                    _ first: (String, String)? = nil, _ second: (String, String)? = nil) {
-        let asked = Asked(key: key.value, variant: variant?.value, first: first?.1, second: second?.1)
+        let asked = Asked(key: key.value, variant: variant?.value, tag: tag)
         let counter = state.withValue { state -> Counter in
             // Every evaluation comes here: one lookup, no allocation, once the combination is known.
             if let counter = state.byAsked[asked] { return counter }
@@ -159,5 +165,20 @@ final class BoundedCounters: Sendable {
         let counter = Counter(label: label, dimensions: dimensions, factory: factory)
         state.counters[id] = counter
         return counter
+    }
+}
+
+extension EvaluationReason {
+    /// A number of its own per reason, below 16.
+    fileprivate var tag: Int {
+        switch self {
+        case .targetingMatch: 0
+        case .split: 1
+        case .cached: 2
+        case .static: 3
+        case .disabled: 4
+        case .default: 5
+        case .error: 6
+        }
     }
 }

@@ -56,6 +56,9 @@ public struct TracingHook: EvaluationHook {
         self.tracer = tracer
     }
 
+    /// The stage the hook records in.
+    public var stages: EvaluationHookStages { .finally }
+
     /// Records the evaluation on the current span.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
         guard let serviceContext = ServiceContext.current else { return }
