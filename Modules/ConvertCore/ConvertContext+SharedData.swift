@@ -38,6 +38,13 @@ extension ConvertSwiftSDK {
     /// ``ConvertContext/loadVisitorData()``); with a store that is not shared, the same as
     /// ``createContext(visitorId:attributes:)``.
     public func loadContext(visitorId: String, attributes: [String: JSONValue] = [:]) async -> ConvertContext {
+        guard runtime.sharedStore != nil else {
+            // Nothing to load: the creation segments are stored now, and the visitor's data
+            // read with them serves the first decision.
+            let context = ConvertContext(runtime: runtime, visitorId: visitorId, attributes: attributes)
+            context.setVisitorDataLoad(.notShared)
+            return context
+        }
         let context = ConvertContext(runtime: runtime, visitorId: visitorId, attributes: attributes, deferringSegments: true)
         await context.loadVisitorData()
         return context

@@ -31,6 +31,8 @@ package struct TrackingBatch: Sendable, Hashable, Codable {
         // A visitor's events mostly follow one another: the last group is checked before the index.
         var groups: [(visitorId: String, segments: VisitorSegments?, events: [TrackingEvent.Payload])] = []
         var position: [String: Int] = [:]
+        groups.reserveCapacity(events.count)
+        position.reserveCapacity(events.count)
         for event in events {
             let index: Int
             if let last = groups.indices.last, groups[last].visitorId == event.visitorId {
