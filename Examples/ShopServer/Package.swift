@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(name: "ConvertSwiftSDK", path: "../.."),
         .package(name: "ConvertHummingbird", path: "../../Integrations/ConvertHummingbird"),
+        .package(name: "ConvertAsyncHTTPClient", path: "../../Integrations/ConvertAsyncHTTPClient"),
         .package(name: "ConvertObservability", path: "../../Integrations/ConvertObservability"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -29,6 +30,7 @@ let package = Package(
                 .product(name: "ConvertSharedStore", package: "ConvertSwiftSDK"),
                 .product(name: "ConvertMemory", package: "ConvertSwiftSDK"),
                 .product(name: "ConvertHummingbird", package: "ConvertHummingbird"),
+                .product(name: "ConvertAsyncHTTPClient", package: "ConvertAsyncHTTPClient"),
                 .product(name: "ConvertServiceLifecycle", package: "ConvertObservability"),
                 .product(name: "ConvertLogging", package: "ConvertObservability"),
                 .product(name: "ConvertMetrics", package: "ConvertObservability"),

@@ -44,6 +44,53 @@ struct Batch {
     }
 }
 
+/// A body whose events are all bucketings, counted without building its values: `nil` when
+/// the body holds anything else, or is not one whole JSON document.
+enum BucketingOnly {
+    static func count(_ bytes: some Collection<UInt8>) -> Int? {
+        bytes.withContiguousStorageIfAvailable(count) ?? nil
+    }
+
+    private static let eventType = Array(#""eventType":""#.utf8), bucketing = Array(#"bucketing""#.utf8)
+
+    private static func count(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var depth = 0, events = 0, index = 0, values = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if depth == 0 { values += 1 }
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth < 0 { return nil }
+            case UInt8(ascii: "\""):
+                if matches(eventType, bytes, at: index) {
+                    index += eventType.count
+                    guard matches(bucketing, bytes, at: index) else { return nil }
+                    events += 1
+                    index += bucketing.count
+                    continue
+                }
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                if index >= bytes.count { return nil }
+            default:
+                break
+            }
+            index += 1
+        }
+        return depth == 0 && values == 1 ? events : nil
+    }
+
+    private static func matches(_ pattern: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        guard bytes.count - index >= pattern.count else { return false }
+        for offset in pattern.indices where bytes[index + offset] != pattern[offset] { return false }
+        return true
+    }
+}
+
 final class Counts: Sendable {
     private struct State {
         var batches = 0, events = 0, bucketing = 0, conversions = 0, duplicates = 0, rejected = 0
@@ -66,6 +113,14 @@ final class Counts: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    func record(bucketing: Int) {
+        state.withLock { state in
+            state.batches += 1
+            state.events += bucketing
+            state.bucketing += bucketing
         }
     }
 
@@ -97,7 +152,14 @@ let router = Router()
 router.post("/track/**") { request, context -> HTTPResponse.Status in
     do {
         let body = try await request.body.collect(upTo: 64 << 20)
-        counts.record(try Batch(json: JSONParser.parse(body.readableBytesView)))
+        let bytes = body.readableBytesView
+        // Conversions are counted by visitor and goal, so their bodies are parsed; a body of
+        // bucketing events alone only needs to be whole, and its events counted.
+        if let bucketing = BucketingOnly.count(bytes) {
+            counts.record(bucketing: bucketing)
+        } else {
+            counts.record(try Batch(json: JSONParser.parse(bytes)))
+        }
         return .ok
     } catch {
         counts.reject()

@@ -18,6 +18,9 @@ struct Options {
     var shutdownTimeout = 10
     /// Decide and record, but send no tracking.
     var tracking = true
+    /// Tracking and config requests through Foundation's `URLSession` instead of AsyncHTTPClient
+    /// on the server's event loops.
+    var urlSession = false
     /// The metrics and tracing hooks on every evaluation (`--no-hooks` leaves them out).
     var observability = true
     var verbose = false
@@ -25,7 +28,7 @@ struct Options {
     static let usage = """
         usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
                            [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size 500] [--shutdown-timeout 10]
-                           [--no-tracking] [--no-hooks] [--verbose]
+                           [--no-tracking] [--no-hooks] [--url-session] [--verbose]
         """
 
     init(_ arguments: [String]) throws {
@@ -51,6 +54,7 @@ struct Options {
             case "--shutdown-timeout": shutdownTimeout = try number(argument)
             case "--no-tracking": tracking = false
             case "--no-hooks": observability = false
+            case "--url-session": urlSession = true
             case "--verbose": verbose = true
             default: throw UsageError(message: "unknown option \(argument)")
             }

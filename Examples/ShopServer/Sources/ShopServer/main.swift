@@ -8,6 +8,7 @@
 // Tracking goes to the local collector (`swift run -c release collector`). At SIGTERM or SIGINT
 // the HTTP server stops first, then the SDK delivers its pending events, then the answers of
 // POST /buy are logged ("answered tracked N, …") to compare with the collector's count.
+import ConvertAsyncHTTPClient
 import ConvertHummingbird
 import ConvertLogging
 import ConvertMemory
@@ -36,7 +37,8 @@ do {
 var logger = Logger(label: "shop")
 logger.logLevel = options.verbose ? .debug : .info
 
-// The SDK: config from a file or the sample, tracking to the collector over plain HTTP. Memory
+// The SDK: config from a file or the sample, tracking to the collector over plain HTTP through
+// AsyncHTTPClient on the server's event loops (closed after the SDK's last flush). Memory
 // persistence: events still pending after the shutdown deadline are lost (with `.file` they are
 // journaled and sent at the next start).
 let configData = try options.configFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? ConvertSwiftSDK.sampleConfig
@@ -45,6 +47,9 @@ let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.c
                                          eventsBatchSize: options.batchSize, networkTracking: options.tracking,
                                          logLevel: logSink.minimumLevel, persistence: .memory, allowsInsecureHTTP: true)
 var closers: [@Sendable () async throws -> Void] = []
+let transport = options.urlSession ? nil
+    : AsyncHTTPClientTransport(answerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
+if let transport { closers.append { try await transport.shutdown() } }
 var visitorStore: (any VisitorDataStore)?
 if let redisPort = options.redisPort {
     // Visitor data shared with the other servers through Redis, written behind.
@@ -55,7 +60,8 @@ if let redisPort = options.redisPort {
     logger.info("visitor data shared through Redis at \(options.redisHost):\(redisPort)")
 }
 let sdk = ConvertSwiftSDK(configuration: configuration,
-                          ports: .live(configuration, logSink: logSink, directData: configData, visitorStore: visitorStore))
+                          ports: .live(configuration, logSink: logSink, directData: configData, transport: transport,
+                                                visitorStore: visitorStore))
 
 // Metrics in Prometheus' format at GET /metrics; each evaluation also recorded on the request's
 // span when a tracer is bootstrapped (none here: the hook then finds no trace and returns).
