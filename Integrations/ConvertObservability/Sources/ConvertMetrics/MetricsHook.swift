@@ -1,6 +1,13 @@
 import ConvertSwiftSDK
 import CoreMetrics
 import Metrics
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// An `EvaluationHook` that counts evaluations, exposures and conversions with swift-metrics.
 ///
@@ -102,8 +109,6 @@ final class BoundedCounters: Sendable {
         /// Admitted keys and, for each, its admitted variants.
         var admitted: [String: Set<String>] = [:]
         var counters: [[String]: Counter] = [:]
-        /// The counter each combination asked for goes to (an overflowing one to `other`'s).
-        var byAsked: [Asked: Counter] = [:]
     }
 
     static let overflow = "other"
@@ -112,6 +117,11 @@ final class BoundedCounters: Sendable {
     private let limits: MetricsHook.Limits
     private let factory: any MetricsFactory
     private let state = Protected(State())
+    /// The counter each combination asked for goes to (an overflowing one to `other`'s), found
+    /// again without the lock of `state`. One cache per stripe of threads: every evaluation
+    /// looks here, and with one lock for all the threads deciding at once waited for each other.
+    private let caches = (0..<BoundedCounters.stripes).map { _ in Protected([Asked: Counter]()) }
+    private static let stripes = 16
 
     init(label: String, limits: MetricsHook.Limits, factory: any MetricsFactory) {
         self.label = label
@@ -124,15 +134,28 @@ final class BoundedCounters: Sendable {
     func increment(key: (name: String, value: String), variant: (name: String, value: String)?, tag: Int,
                    _ first: (String, String)? = nil, _ second: (String, String)? = nil) {
         let asked = Asked(key: key.value, variant: variant?.value, tag: tag)
-        let counter = state.withValue { state -> Counter in
-            // Every evaluation comes here: one lookup, no allocation, once the combination is known.
-            if let counter = state.byAsked[asked] { return counter }
-            let counter = bounded(key: key, variant: variant, first, second, &state)
-            // Asked combinations are remembered up to a bound too; past it they take the long way.
-            if state.byAsked.count < 4 * limits.keys * max(1, limits.variantsPerKey) { state.byAsked[asked] = counter }
-            return counter
+        let cache = caches[Self.stripe()]
+        // Every evaluation comes here: one lookup, no allocation, once the combination is known.
+        if let counter = cache.withValue({ $0[asked] }) {
+            counter.increment()
+            return
         }
+        let counter = state.withValue { bounded(key: key, variant: variant, first, second, &$0) }
+        // Asked combinations are remembered up to a bound too; past it they take the long way.
+        let bound = 4 * limits.keys * max(1, limits.variantsPerKey)
+        cache.withValue { if $0.count < bound { $0[asked] = counter } }
         counter.increment()
+    }
+
+    /// The calling thread's stripe: the threads of a pool mostly land on stripes of their own.
+    private static func stripe() -> Int {
+        #if canImport(Darwin)
+        let thread = UInt(bitPattern: pthread_self())
+        #else
+        let thread = UInt(pthread_self())
+        #endif
+        // Thread handles are addresses of thread control blocks, pages apart.
+        return Int(truncatingIfNeeded: (thread >> 12) ^ (thread >> 20)) & (stripes - 1)
     }
 
     private func bounded(key: (name: String, value: String), variant: (name: String, value: String)?,
