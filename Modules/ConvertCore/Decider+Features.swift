@@ -16,12 +16,20 @@ extension Decider {
                 value = forced
                 detail = FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
             } else {
-                var details: [VariationDetail]? = detailed || hook != nil ? [] : nil
+                // Hooks that do not read the carriers' details get the feature's own: no carrier
+                // is described, and the reason is the deciding carrier's.
+                var details: [VariationDetail]? = detailed || (hook != nil && hooks.readsFeatureExperiences) ? [] : nil
+                var reason: EvaluationReason? = hook != nil ? .default : nil
                 value = resolve(position, typeCasting: typeCasting, exposure: exposure, decided: &decided,
-                                details: &details)
-                detail = details.map { experiences in
+                                details: &details, reason: &reason)
+                if let experiences = details {
                     let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
-                    return FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
+                    detail = FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
+                } else if let reason {
+                    detail = FeatureDetail(value: value, reason: value.isEnabled ? reason : .default, errorCode: nil,
+                                           experiences: [])
+                } else {
+                    detail = nil
                 }
             }
         } else {
@@ -35,27 +43,36 @@ extension Decider {
     }
 
     /// The feature at `position` in the config's features as the first carrier that switches it
-    /// on gives it. With `details`, each carrier looked at is described there.
+    /// on gives it. With `details`, each carrier looked at is described there; with `reason`,
+    /// the reason of the carrier that switched it on is set there.
     private mutating func resolve(_ position: Int, typeCasting: Bool, exposure: Exposure,
-                                  decided: inout DecidedCarriers, details: inout [VariationDetail]?) -> BucketedFeature {
+                                  decided: inout DecidedCarriers, details: inout [VariationDetail]?,
+                                  reason: inout EvaluationReason?) -> BucketedFeature {
         let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
             let variationIndex: Int?
             if details != nil {
-                let known = decided.details[index] ?? {
+                if let known = decided.detail(index) {
+                    details?.append(known.detail)
+                    variationIndex = known.variationIndex
+                } else {
                     let experience = installed.experiences[index]
                     let outcome = decide(experience, at: index, exposure: exposure)
                     let detail = self.detail(outcome, of: experience, value: variation(outcome, of: experience))
-                    return (detail, outcome.variationIndex)
-                }()
-                decided.details[index] = known
-                details?.append(known.detail)
-                variationIndex = known.variationIndex
+                    decided.remember(index, detail, outcome.variationIndex)
+                    details?.append(detail)
+                    variationIndex = outcome.variationIndex
+                }
             } else if let cached = decided.variationIndex(index) {
-                variationIndex = cached
+                variationIndex = cached.variationIndex
+                if reason != nil { reason = cached.reason }
             } else {
-                variationIndex = decide(installed.experiences[index], at: index, exposure: exposure).variationIndex
-                decided.remember(index, variationIndex)
+                let experience = installed.experiences[index]
+                let outcome = decide(experience, at: index, exposure: exposure)
+                variationIndex = outcome.variationIndex
+                let decidedReason = reason != nil ? self.reason(outcome, of: experience) : .default
+                if reason != nil { reason = decidedReason }
+                decided.remember(index, variationIndex, decidedReason)
             }
             if let variationIndex, let result = plan.result(carrier: carrier, variationIndex: variationIndex,
                                                            typeCasting: typeCasting) {
@@ -82,44 +99,58 @@ struct DecidedCarriers {
     // an allocation. Positions are -1 while unused; an index of -1 is "no variation".
     private var positions: (Int, Int, Int, Int) = (-1, -1, -1, -1)
     private var indexes: (Int, Int, Int, Int) = (-1, -1, -1, -1)
-    private var more: [Int: Int] = [:]
-    /// By experience position, with the variation's index; empty (no allocation) on the plain
-    /// path.
-    var details: [Int: (detail: VariationDetail, variationIndex: Int?)] = [:]
+    /// The decisions' reasons, kept for hooks (`.default` when no hook asked).
+    private var reasons: (EvaluationReason, EvaluationReason, EvaluationReason, EvaluationReason) =
+        (.default, .default, .default, .default)
+    private var more: [Int: (index: Int, reason: EvaluationReason)] = [:]
+    /// With the variation's index, in the order decided; empty (no allocation) on the plain
+    /// path. A call decides a few carriers: a search along them costs less than hashing.
+    private var details: [(position: Int, detail: VariationDetail, variationIndex: Int?)] = []
 
-    /// The index of the variation decided for the experience at `position` (`.some(nil)`:
-    /// none), or `nil` when it was not decided yet.
-    func variationIndex(_ position: Int) -> Int?? {
-        let index: Int
+    /// The detail of the experience at `position`, when this call decided it on the detail path.
+    func detail(_ position: Int) -> (detail: VariationDetail, variationIndex: Int?)? {
+        guard let found = details.firstIndex(where: { $0.position == position }) else { return nil }
+        return (details[found].detail, details[found].variationIndex)
+    }
+
+    /// Remembers the detail of the experience at `position`.
+    mutating func remember(_ position: Int, _ detail: VariationDetail, _ variationIndex: Int?) {
+        details.append((position, detail, variationIndex))
+    }
+
+    /// The index of the variation decided for the experience at `position` (`nil`: none) and
+    /// its reason, or `nil` when it was not decided yet.
+    func variationIndex(_ position: Int) -> (variationIndex: Int?, reason: EvaluationReason)? {
+        let index: Int, reason: EvaluationReason
         if positions.0 == position {
-            index = indexes.0
+            (index, reason) = (indexes.0, reasons.0)
         } else if positions.1 == position {
-            index = indexes.1
+            (index, reason) = (indexes.1, reasons.1)
         } else if positions.2 == position {
-            index = indexes.2
+            (index, reason) = (indexes.2, reasons.2)
         } else if positions.3 == position {
-            index = indexes.3
+            (index, reason) = (indexes.3, reasons.3)
         } else if let found = more[position] {
-            index = found
+            (index, reason) = found
         } else {
             return nil
         }
-        return .some(index < 0 ? nil : index)
+        return (index < 0 ? nil : index, reason)
     }
 
-    /// Remembers the index of the variation decided for the experience at `position`.
-    mutating func remember(_ position: Int, _ variationIndex: Int?) {
+    /// Remembers the index of the variation decided for the experience at `position`, and why.
+    mutating func remember(_ position: Int, _ variationIndex: Int?, _ reason: EvaluationReason) {
         let index = variationIndex ?? -1
         if positions.0 < 0 {
-            (positions.0, indexes.0) = (position, index)
+            (positions.0, indexes.0, reasons.0) = (position, index, reason)
         } else if positions.1 < 0 {
-            (positions.1, indexes.1) = (position, index)
+            (positions.1, indexes.1, reasons.1) = (position, index, reason)
         } else if positions.2 < 0 {
-            (positions.2, indexes.2) = (position, index)
+            (positions.2, indexes.2, reasons.2) = (position, index, reason)
         } else if positions.3 < 0 {
-            (positions.3, indexes.3) = (position, index)
+            (positions.3, indexes.3, reasons.3) = (position, index, reason)
         } else {
-            more[position] = index
+            more[position] = (index, reason)
         }
     }
 }

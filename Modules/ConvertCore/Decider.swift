@@ -171,6 +171,14 @@ struct Decider {
         }
     }
 
+    /// Why `outcome` came about, as hooks see it: the reason of ``detail(_:of:value:)`` alone.
+    func reason(_ outcome: Outcome, of experience: Experience) -> EvaluationReason {
+        switch outcome.source {
+        case .forced, .previewed: .static
+        case .decided(let decision): decision.reason.evaluation(targeted: decision.targeted(experience)).0
+        }
+    }
+
     /// `outcome` described: reasons, error code, gate.
     func detail(_ outcome: Outcome, of experience: Experience, value: BucketedVariation?) -> VariationDetail {
         switch outcome.source {

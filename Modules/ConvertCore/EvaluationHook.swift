@@ -78,6 +78,11 @@ public protocol EvaluationHook: Sendable {
     /// The stages this hook implements; the SDK calls no other (all of them by default).
     /// Read once, when the hook is added.
     var stages: EvaluationHookStages { get }
+    /// Whether the hook reads ``FeatureDetail/experiences`` (`true` by default). When no hook
+    /// of a call does, a feature's detail carries none and its carrier experiences are not
+    /// described, which saves most of what a feature evaluation costs a hook. Read once, when
+    /// the hook is added.
+    var readsFeatureExperiences: Bool { get }
     /// Before the evaluation.
     func before(_ context: HookContext) throws
     /// After an evaluation that gave a value (any reason but ``EvaluationReason/error``).
@@ -95,6 +100,7 @@ public protocol EvaluationHook: Sendable {
 /// Every stage does nothing unless the hook implements it.
 extension EvaluationHook {
     public var stages: EvaluationHookStages { .all }
+    public var readsFeatureExperiences: Bool { true }
     public func before(_ context: HookContext) throws {}
     public func after(_ context: HookContext, details: EvaluationDetails) throws {}
     public func error(_ context: HookContext, details: EvaluationDetails) throws {}
@@ -141,6 +147,7 @@ public struct LoggingHook: EvaluationHook {
     }
 
     public var stages: EvaluationHookStages { [.finally, .tracked] }
+    public var readsFeatureExperiences: Bool { false }
 
     /// Logs `flag key for visitor: variant (reason[, error code])`.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
@@ -162,6 +169,8 @@ struct HookList: Sendable {
     private(set) var boxes: [HookBox] = []
     /// The union of the hooks' stages.
     private(set) var stages: EvaluationHookStages = []
+    /// Whether any hook reads a feature detail's experiences.
+    private(set) var readsFeatureExperiences = false
 
     var isEmpty: Bool { boxes.isEmpty }
 
@@ -172,24 +181,28 @@ struct HookList: Sendable {
         let box = HookBox.boxing(hook)
         boxes.append(box)
         stages.formUnion(box.stages)
+        readsFeatureExperiences = readsFeatureExperiences || box.readsFeatureExperiences
     }
 
     /// `first`'s hooks, then `second`'s.
     static func + (first: HookList, second: HookList) -> HookList {
         if second.isEmpty { return first }
         if first.isEmpty { return second }
-        return HookList(boxes: first.boxes + second.boxes, stages: first.stages.union(second.stages))
+        return HookList(boxes: first.boxes + second.boxes, stages: first.stages.union(second.stages),
+                        readsFeatureExperiences: first.readsFeatureExperiences || second.readsFeatureExperiences)
     }
 }
 
 /// One hook behind a class: a stage is one virtual call on the hook value stored in place.
 class HookBox: @unchecked Sendable {
     let stages: EvaluationHookStages
+    let readsFeatureExperiences: Bool
     /// The hook's type, for the log line of a hook that throws.
     let typeName: String
 
-    init(stages: EvaluationHookStages, typeName: String) {
+    init(stages: EvaluationHookStages, readsFeatureExperiences: Bool, typeName: String) {
         self.stages = stages
+        self.readsFeatureExperiences = readsFeatureExperiences
         self.typeName = typeName
     }
 
@@ -211,7 +224,8 @@ private final class TypedHookBox<Hook: EvaluationHook>: HookBox, @unchecked Send
 
     init(_ hook: Hook) {
         self.hook = hook
-        super.init(stages: hook.stages, typeName: String(describing: Hook.self))
+        super.init(stages: hook.stages, readsFeatureExperiences: hook.readsFeatureExperiences,
+                   typeName: String(describing: Hook.self))
     }
 
     override func before(_ context: HookContext) throws { try hook.before(context) }

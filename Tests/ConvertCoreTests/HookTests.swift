@@ -41,7 +41,43 @@ private final class Recorder: EvaluationHook {
     func tracked(_ event: TrackingEvent) throws { try note("tracked \(event.eventType)", "tracked") }
 }
 
+/// Keeps each feature's detail, reading or not reading the carriers' details.
+private final class FeatureDetails: EvaluationHook {
+    let readsFeatureExperiences: Bool
+    let seen = Locked<[String: FeatureDetail]>([:])
+    init(readsExperiences: Bool) { readsFeatureExperiences = readsExperiences }
+    var stages: EvaluationHookStages { .finally }
+    func finally(_ context: HookContext, details: EvaluationDetails) {
+        if case .feature(let detail) = details { seen.withValue { $0[context.key] = detail } }
+    }
+}
+
 @Suite struct HookTests {
+    @Test func hooksThatDoNotReadCarriersSeeEachFeaturesOwnReasonAndValue() async throws {
+        for visitor in ["summary-a", "summary-b", "summary-c", "summary-d"] {
+            let full = try await started(), summary = try await started()
+            let reading = FeatureDetails(readsExperiences: true), notReading = FeatureDetails(readsExperiences: false)
+            full.sdk.addHook(reading)
+            summary.sdk.addHook(notReading)
+            for harness in [full, summary] {
+                let context = qualifyingContext(harness, visitor)
+                _ = context.variation(forExperience: experienceOne)
+                _ = context.features()
+                _ = context.features()
+            }
+            let expected = reading.seen.value, got = notReading.seen.value
+            #expect(expected.count > 1 && expected.keys.sorted() == got.keys.sorted())
+            for (key, detail) in expected {
+                let summarized = try #require(got[key])
+                #expect(summarized.value == detail.value && summarized.reason == detail.reason
+                        && summarized.errorCode == detail.errorCode, "\(key) for \(visitor)")
+                #expect(summarized.experiences.isEmpty)
+            }
+            #expect(expected.values.contains { !$0.experiences.isEmpty }, "a hook that reads them gets the carriers")
+            #expect(expected.values.contains { $0.value.isEnabled && $0.reason != .default }, "an enabled feature's reason")
+        }
+    }
+
     @Test func aHookIsCalledOnlyInTheStagesItDeclares() async throws {
         let harness = try await started()
         let finallyOnly = Recorder("finally", stages: .finally), trackedOnly = Recorder("tracked", stages: .tracked)

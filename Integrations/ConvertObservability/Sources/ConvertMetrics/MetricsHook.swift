@@ -63,6 +63,8 @@ public struct MetricsHook: EvaluationHook {
 
     /// The stages the hook counts.
     public var stages: EvaluationHookStages { [.finally, .tracked, .conversion] }
+    /// The hook reads a feature's own reason and variant, not its carriers'.
+    public var readsFeatureExperiences: Bool { false }
 
     /// Counts the evaluation, whatever its outcome.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
@@ -97,14 +99,6 @@ public struct MetricsHook: EvaluationHook {
 
 /// One counter per admitted combination of dimension values, the key and variant values bounded.
 final class BoundedCounters: Sendable {
-    /// The values asked for, before bounding: what each evaluation looks its counter up by. The
-    /// other dimensions take few values, which `tag` numbers, so only two strings are hashed.
-    private struct Asked: Hashable {
-        var key: String
-        var variant: String?
-        var tag: Int
-    }
-
     private struct State {
         /// Admitted keys and, for each, its admitted variants.
         var admitted: [String: Set<String>] = [:]
@@ -120,7 +114,7 @@ final class BoundedCounters: Sendable {
     /// The counter each combination asked for goes to (an overflowing one to `other`'s), found
     /// again without the lock of `state`. One cache per stripe of threads: every evaluation
     /// looks here, and with one lock for all the threads deciding at once waited for each other.
-    private let caches = (0..<BoundedCounters.stripes).map { _ in Protected([Asked: Counter]()) }
+    private let caches = (0..<BoundedCounters.stripes).map { _ in Protected(CounterTable()) }
     private static let stripes = 16
 
     init(label: String, limits: MetricsHook.Limits, factory: any MetricsFactory) {
@@ -130,20 +124,23 @@ final class BoundedCounters: Sendable {
     }
 
     /// Increments the counter of `key`, `variant` (each `other` past its bound) and the `first`
-    /// and `second` dimensions (bounded by their nature), whose values `tag` numbers one to one.
+    /// and `second` dimensions (bounded by their nature), whose values `tag` numbers one to one;
+    /// those two are read only the first time a combination comes.
     func increment(key: (name: String, value: String), variant: (name: String, value: String)?, tag: Int,
-                   _ first: (String, String)? = nil, _ second: (String, String)? = nil) {
-        let asked = Asked(key: key.value, variant: variant?.value, tag: tag)
+                   _ first: @autoclosure () -> (String, String)? = nil, _ second: @autoclosure () -> (String, String)? = nil) {
+        let asked = CounterTable.Asked(key: key.value, variant: variant?.value, tag: tag)
+        let hash = CounterTable.hash(asked)
         let cache = caches[Self.stripe()]
         // Every evaluation comes here: one lookup, no allocation, once the combination is known.
-        if let counter = cache.withValue({ $0[asked] }) {
+        if let counter = cache.withValue({ $0.counter(for: asked, hash: hash) }) {
             counter.increment()
             return
         }
+        let (first, second) = (first(), second())
         let counter = state.withValue { bounded(key: key, variant: variant, first, second, &$0) }
         // Asked combinations are remembered up to a bound too; past it they take the long way.
         let bound = 4 * limits.keys * max(1, limits.variantsPerKey)
-        cache.withValue { if $0.count < bound { $0[asked] = counter } }
+        cache.withValue { if $0.count < bound { $0.insert(counter, for: asked, hash: hash) } }
         counter.increment()
     }
 

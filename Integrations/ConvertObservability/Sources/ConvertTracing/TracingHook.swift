@@ -58,6 +58,8 @@ public struct TracingHook: EvaluationHook {
 
     /// The stage the hook records in.
     public var stages: EvaluationHookStages { .finally }
+    /// The hook reads a feature's own reason and variant, not its carriers'.
+    public var readsFeatureExperiences: Bool { false }
 
     /// Records the evaluation on the current span.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
