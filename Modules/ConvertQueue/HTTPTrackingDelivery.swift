@@ -57,7 +57,7 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
         let body: Data
         let url: URL
         do {
-            body = try TrackingBatch(events: events, source: source, enrichData: enrichData).encoded()
+            body = try TrackingBatch.body(of: events, source: source, enrichData: enrichData)
             url = try endpoint.url(accountId: first.accountId, projectId: first.projectId)
         } catch {
             return .failure(Unsent(answer: .undeliverable(reason: "\(error)")))

@@ -46,9 +46,10 @@ struct TrackingBatchWritingTests {
         for round in 0..<2_000 {
             let visitors = (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.text(&random) }
             let events = (0..<Int.random(in: 1...6, using: &random)).map { _ in Self.event(&random, visitors: visitors) }
-            let batch = TrackingBatch(events: events, source: Self.text(&random), enrichData: Bool.random(using: &random))
-            let written = try #require(batch.written(), "round \(round): no goal data, so written directly")
-            let foundation = try batch.encodedByFoundation()
+            let source = Self.text(&random), enrichData = Bool.random(using: &random)
+            let written = try #require(TrackingBatch.written(events, source: source, enrichData: enrichData),
+                                       "round \(round): no goal data, so written directly")
+            let foundation = try TrackingBatch(events: events, source: source, enrichData: enrichData).encodedByFoundation()
             #expect(written == Array(foundation), "round \(round):\n\(String(decoding: written, as: UTF8.self))\n\(String(decoding: foundation, as: UTF8.self))")
             if written != Array(foundation) { return }
         }
@@ -64,7 +65,7 @@ struct TrackingBatchWritingTests {
                           payload: .conversion(goalId: "301", goalData: nil, bucketingData: nil)),
         ]
         let batch = TrackingBatch(events: events, source: "ios-sdk", enrichData: true)
-        let body = try batch.encoded()
+        let body = try TrackingBatch.body(of: events)
         #expect(try JSONDecoder().decode(TrackingBatch.self, from: body) == batch)
         #expect(String(decoding: body, as: UTF8.self).hasPrefix(#"{"accountId":"1","enrichData":true,"projectId":"2","source":"ios-sdk","visitors":[{"events":[{"data":{"experienceId":"100","variationId":"200"},"eventType":"bucketing"}"#))
     }
@@ -72,8 +73,7 @@ struct TrackingBatchWritingTests {
     @Test func goalDataIsLeftToJSONEncoder() throws {
         let event = TrackingEvent(accountId: "1", projectId: "2", visitorId: "v", segments: nil, payload: .conversion(
             goalId: "3", goalData: [GoalDataItem(.amount, .number(10.5)), GoalDataItem(.productsCount, .number(1e21))], bucketingData: nil))
-        let batch = TrackingBatch(events: [event])
-        #expect(batch.written() == nil)
-        #expect(try batch.encoded() == batch.encodedByFoundation())
+        #expect(TrackingBatch.written([event], source: "ios-sdk", enrichData: true) == nil)
+        #expect(try TrackingBatch.body(of: [event]) == TrackingBatch(events: [event]).encodedByFoundation())
     }
 }
