@@ -30,7 +30,7 @@ extension Decider {
             first = false
         }
         guard first else { return .alreadyTracked }
-        let event = TrackingEvent(accountId: config.accountId, projectId: config.project.id, visitorId: visitorId,
+        let event = TrackingEvent(accountId: installed.accountId, projectId: installed.projectId, visitorId: visitorId,
                                   segments: data.storedSegments,
                                   payload: .bucketing(experienceId: experience.id, variationId: variation.id))
         runtime.ports.trackingSink.enqueue(event)

@@ -45,7 +45,7 @@ extension Decider {
         // A variation another instance stored first is kept here too, and tracked there only.
         var adopted: Int?
         var claimLater: (any SharedVisitorDataStore)?
-        if decision.isNew, let fresh = decision.variationIndex, let shared = runtime.sharedStore {
+        if decision.isNew, runtime.sharesVisitorData, let fresh = decision.variationIndex, let shared = runtime.sharedStore {
             switch shared.firstDecisionClaim {
             case .beforeAnswering:
                 if let claim = shared.claimFirstDecision(key, experienceId: plan.id, variationId: plan.variations[fresh].id) {
@@ -90,7 +90,7 @@ extension Decider {
         announceLocations(recorded, plan, listening: listening)
         if recorded.isNew, let index = recorded.variationIndex {
             let event = tracks ? TrackingEvent(
-                accountId: installed.config.accountId, projectId: installed.config.project.id, visitorId: visitorId,
+                accountId: installed.accountId, projectId: installed.projectId, visitorId: visitorId,
                 segments: recorded.segments, payload: .bucketing(experienceId: plan.id, variationId: plan.variations[index].id))
                 : nil
             if let claimLater {

@@ -20,6 +20,9 @@ final class InstalledConfig: Sendable {
     }
     /// The bytes the config was decoded from, so a byte-identical re-fetch is not decoded again.
     let bytes: Data
+    /// The account and project every tracking event names, read out of the config once.
+    let accountId: String
+    let projectId: String
     /// `"{accountId}-{projectId}"`, the namespace of every visitor key, and its hash.
     let namespace: String
     let namespaceHash: UInt64
@@ -44,7 +47,9 @@ final class InstalledConfig: Sendable {
         self.config = config
         self.environment = environment
         self.bytes = bytes
-        namespace = "\(config.accountId)-\(config.project.id)"
+        accountId = config.accountId
+        projectId = config.project.id
+        namespace = "\(accountId)-\(projectId)"
         namespaceHash = KeyHash.hash64(namespace)
         var strings: [String] = []
         for experience in config.experiences {

@@ -26,6 +26,8 @@ final class SDKRuntime: Sendable {
     let ports: ConvertPorts
     /// The visitor store, when it is shared with other instances.
     let sharedStore: (any SharedVisitorDataStore)?
+    /// `sharedStore != nil`, read on the decision path without copying the existential.
+    let sharesVisitorData: Bool
     let log: SDKLog
     let readiness = ReadinessGate()
     /// How fresh the config is, and who listens for the status.
@@ -39,6 +41,7 @@ final class SDKRuntime: Sendable {
         self.configuration = configuration
         self.ports = ports
         sharedStore = ports.visitorStore as? any SharedVisitorDataStore
+        sharesVisitorData = sharedStore != nil
         self.log = SDKLog(sink: ports.logSink, minimum: configuration.logLevel)
         // A shared store made before the SDK logs through the SDK's log from now on.
         (ports.visitorStore as? any SDKLogAdopting)?.adoptLog(log)
