@@ -5,7 +5,7 @@
 # answered "tracked" with those the collector received.
 #
 #   ./load.sh [compare|buy|all]      (default all)
-#   ROUNDS=3 DURATION=10s THREADS=2 CONNECTIONS=32 ./load.sh compare
+#   ROUNDS=5 DURATION=10s THREADS=2 CONNECTIONS=32 ./load.sh compare
 #   SERVER_ARGS="--no-hooks" ./load.sh compare      (options for shop-server)
 #
 # Needs wrk (Debian: apt-get install -y wrk). Builds in release, starts the collector and the
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 mode=${1:-all}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 duration=${DURATION:-10s}
 threads=${THREADS:-2}
 connections=${CONNECTIONS:-32}
@@ -101,8 +101,12 @@ compare() {
     printf "%-9s %-6s %-6s %12s %10s %12s %9s\n" visitors path round "req/s" p99 "server CPU" collector
     declare -A samples
     for round in $(seq "$rounds"); do
+        # Each round reverses the order of the two paths, so a drift of the machine's speed
+        # within a round weighs on both alike.
+        paths="/ /plain"
+        [ $((round % 2)) -eq 0 ] && paths="/plain /"
         for visitors in returning new; do
-            for path in / /plain; do
+            for path in $paths; do
                 read -r rps p99 server_us collector_us < <(run "$path" "$visitors.lua")
                 printf "%-9s %-6s %-6s %12s %10s %9s µs %6s µs\n" "$visitors" "$path" "$round" "$rps" "$p99" "$server_us" "$collector_us"
                 samples["$visitors $path"]+="$rps "

@@ -111,8 +111,10 @@ extension EvaluationHook {
 
 /// The stages of an ``EvaluationHook``.
 public struct EvaluationHookStages: OptionSet, Sendable, Hashable {
+    /// One bit per stage.
     public let rawValue: UInt8
 
+    /// The stages whose bits `rawValue` sets.
     public init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
