@@ -63,7 +63,8 @@ public enum EvaluationDetails: Sendable {
 /// it runs in (tracking delivery never waits for it). Every method has an empty default.
 ///
 /// A hook that implements only some stages says which in ``stages``: the SDK then skips the
-/// others, and builds no evaluation context or detail when no hook of a call wants one.
+/// others, and builds no evaluation context or detail when no hook of a call implements an
+/// evaluation stage (before, after, error, finally).
 ///
 /// ```swift
 /// struct Metrics: EvaluationHook {
@@ -183,7 +184,9 @@ struct HookList: Sendable {
         let box = HookBox.boxing(hook)
         boxes.append(box)
         stages.formUnion(box.stages)
-        readsFeatureExperiences = readsFeatureExperiences || box.readsFeatureExperiences
+        // Only the stages that are handed a detail can read its experiences.
+        readsFeatureExperiences = readsFeatureExperiences
+            || box.readsFeatureExperiences && !box.stages.isDisjoint(with: [.after, .error, .finally])
     }
 
     /// `first`'s hooks, then `second`'s.

@@ -59,6 +59,8 @@ private final class FeatureDetails: EvaluationHook {
             let reading = FeatureDetails(readsExperiences: true), notReading = FeatureDetails(readsExperiences: false)
             full.sdk.addHook(reading)
             summary.sdk.addHook(notReading)
+            // A hook handed no detail does not make the others pay for one it could read.
+            summary.sdk.addHook(Recorder("tracked only", stages: .tracked))
             for harness in [full, summary] {
                 let context = qualifyingContext(harness, visitor)
                 _ = context.variation(forExperience: experienceOne)

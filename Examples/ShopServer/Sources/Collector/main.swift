@@ -44,36 +44,48 @@ struct Batch {
     }
 }
 
-/// A body whose events are all bucketings, counted without building its values: `nil` when
-/// the body holds anything else, or is not one whole JSON document.
+/// A body whose events are all bucketings, as the SDK writes it (compact, `accountId` first),
+/// counted without building its values: `nil` for anything else — another event type, another
+/// layout, an escaped string, unbalanced brackets, a cut or trailing byte — which the full parse
+/// then judges. It checks brackets, strings and that layout, not every rule of JSON's grammar.
 enum BucketingOnly {
     static func count(_ bytes: some Collection<UInt8>) -> Int? {
         bytes.withContiguousStorageIfAvailable(count) ?? nil
     }
 
-    private static let eventType = Array(#""eventType":""#.utf8), bucketing = Array(#"bucketing""#.utf8)
+    private static let start = Array(#"{"accountId":"#.utf8), visitors = Array(#""visitors":["#.utf8)
+    private static let eventType = Array(#""eventType""#.utf8), bucketing = Array(#":"bucketing""#.utf8)
 
     private static func count(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        var depth = 0, events = 0, index = 0, values = 0
+        guard matches(start, bytes, at: 0) else { return nil }
+        var open: [UInt8] = [], events = 0, index = 0, sawVisitors = false
         while index < bytes.count {
-            switch bytes[index] {
+            let byte = bytes[index]
+            switch byte {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                if depth == 0 { values += 1 }
-                depth += 1
+                open.append(byte)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                if depth < 0 { return nil }
+                guard let last = open.popLast(), last == (byte == UInt8(ascii: "}") ? UInt8(ascii: "{") : UInt8(ascii: "[")) else {
+                    return nil
+                }
+                if open.isEmpty {
+                    // Nothing may follow the document.
+                    return index == bytes.count - 1 && sawVisitors ? events : nil
+                }
             case UInt8(ascii: "\""):
+                if open.count == 1, matches(visitors, bytes, at: index) { sawVisitors = true }
                 if matches(eventType, bytes, at: index) {
-                    index += eventType.count
-                    guard matches(bucketing, bytes, at: index) else { return nil }
+                    // Every event type must be written exactly as the SDK writes a bucketing.
+                    guard matches(bucketing, bytes, at: index + eventType.count) else { return nil }
                     events += 1
-                    index += bucketing.count
+                    index += eventType.count + bucketing.count
                     continue
                 }
                 index += 1
                 while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                    // An escape could spell a key: such bodies get the full parse.
+                    if bytes[index] == UInt8(ascii: "\\") { return nil }
+                    index += 1
                 }
                 if index >= bytes.count { return nil }
             default:
@@ -81,7 +93,7 @@ enum BucketingOnly {
             }
             index += 1
         }
-        return depth == 0 && values == 1 ? events : nil
+        return nil
     }
 
     private static func matches(_ pattern: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {

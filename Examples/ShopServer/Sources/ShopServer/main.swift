@@ -48,7 +48,7 @@ let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.c
                                          logLevel: logSink.minimumLevel, persistence: .memory, allowsInsecureHTTP: true)
 var closers: [@Sendable () async throws -> Void] = []
 let transport = options.urlSession ? nil
-    : AsyncHTTPClientTransport(answerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
+    : AsyncHTTPClientTransport(postAnswerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
 if let transport { closers.append { try await transport.shutdown() } }
 var visitorStore: (any VisitorDataStore)?
 if let redisPort = options.redisPort {

@@ -6,9 +6,9 @@ import Testing
 
 @Suite struct AsyncHTTPClientTransportTests {
     /// Runs `body` with a transport, shutting it down after, whatever `body` did.
-    private func withTransport(maximumBodyBytes: Int = 1 << 20, answerDeadline: Duration = .seconds(2),
+    private func withTransport(maximumBodyBytes: Int = 1 << 20, postAnswerDeadline: Duration = .seconds(2),
                                _ body: (AsyncHTTPClientTransport) async throws -> Void) async throws {
-        let transport = AsyncHTTPClientTransport(maximumBodyBytes: maximumBodyBytes, answerDeadline: answerDeadline)
+        let transport = AsyncHTTPClientTransport(maximumBodyBytes: maximumBodyBytes, postAnswerDeadline: postAnswerDeadline)
         let outcome: Result<Void, any Error>
         do {
             try await body(transport)
@@ -83,7 +83,7 @@ import Testing
     @Test func anUnansweredPostFailsAfterTheAnswerDeadlineAndIsSentOnce() async throws {
         let server = try LoopbackHTTPServer { _ in .delay(.seconds(20), then: .respond(status: 200)) }
         defer { server.stop() }
-        try await withTransport(answerDeadline: .milliseconds(300)) { transport in
+        try await withTransport(postAnswerDeadline: .milliseconds(300)) { transport in
             let start = ContinuousClock.now
             let error = await failure {
                 try await transport.send(HTTPRequest(method: .post, url: try #require(URL(string: server.baseURL + "/track")),
@@ -93,6 +93,15 @@ import Testing
             #expect(error == .timedOut)
             #expect(waited >= .milliseconds(250) && waited < .seconds(5), "failed after \(waited)")
             #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test func aConfigGetWaitsItsOwnTimeoutNotThePostDeadline() async throws {
+        let server = try LoopbackHTTPServer { _ in .delay(.seconds(1), then: .respond(status: 200, body: Data("{}".utf8))) }
+        defer { server.stop() }
+        try await withTransport(postAnswerDeadline: .milliseconds(300)) { transport in
+            let response = try await transport.send(try get(server.baseURL + "/config"))
+            #expect(response.status == 200 && response.body == Data("{}".utf8))
         }
     }
 }

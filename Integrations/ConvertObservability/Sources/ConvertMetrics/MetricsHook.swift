@@ -146,10 +146,11 @@ final class BoundedCounters: Sendable {
 
     /// The calling thread's stripe: the threads of a pool mostly land on stripes of their own.
     private static func stripe() -> Int {
-        #if canImport(Darwin)
-        let thread = UInt(bitPattern: pthread_self())
-        #else
+        #if canImport(Glibc)
         let thread = UInt(pthread_self())
+        #else
+        // A pointer on Darwin and Musl.
+        let thread = UInt(bitPattern: pthread_self())
         #endif
         // Thread handles are addresses of thread control blocks, pages apart.
         return Int(truncatingIfNeeded: (thread >> 12) ^ (thread >> 20)) & (stripes - 1)
