@@ -20,11 +20,10 @@ extension TrackingBatch {
         return try encoder.encode(self)
     }
 
-    /// The body in bytes, or `nil` when an event carries goal data. Visitors are grouped as
-    /// ``init(events:source:enrichData:)`` groups them, by event positions: no event is copied.
-    package static func written(_ events: [TrackingEvent], source: String, enrichData: Bool) -> [UInt8]? {
-        // Per visitor, in first-seen order: its first and last event and the last carrying
-        // segments (-1: none); `next` links each visitor's events in order.
+    /// Groups `events` by visitor, by position (no event is copied): per visitor in first-seen
+    /// order its first event and the latest carrying segments (-1: none); `next` links each
+    /// visitor's events in order (-1 ends them).
+    static func visitorGroups(_ events: [TrackingEvent]) -> (first: [Int], next: [Int], segments: [Int]) {
         var first: [Int] = [], last: [Int] = [], segments: [Int] = []
         var next = [Int](repeating: -1, count: events.count)
         var visitorOf: [String: Int] = [:]
@@ -53,7 +52,13 @@ extension TrackingBatch {
             if case .some = events[index].segments { segments[visitor] = index }
             previous = visitor
         }
+        return (first, next, segments)
+    }
 
+    /// The body in bytes, or `nil` when an event carries goal data. Visitors are grouped by
+    /// ``visitorGroups(_:)``, as ``init(events:source:enrichData:)`` groups them.
+    package static func written(_ events: [TrackingEvent], source: String, enrichData: Bool) -> [UInt8]? {
+        let (first, next, segments) = visitorGroups(events)
         var out = JSONBytes(capacity: 128 + events.count * 160)
         out.raw(#"{"accountId":"#)
         out.string(events.first?.accountId ?? "")

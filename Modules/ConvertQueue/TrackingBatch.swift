@@ -28,29 +28,20 @@ package struct TrackingBatch: Sendable, Hashable, Codable {
     /// Groups `events` (all of one project) by visitor in first-seen order; a visitor's segments
     /// are the latest its events carry.
     package init(events: [TrackingEvent], source: String = "ios-sdk", enrichData: Bool = true) {
-        // A visitor's events mostly follow one another: the last group is checked before the index.
-        var groups: [(visitorId: String, segments: VisitorSegments?, events: [TrackingEvent.Payload])] = []
-        var position: [String: Int] = [:]
-        groups.reserveCapacity(events.count)
-        position.reserveCapacity(events.count)
-        for event in events {
-            let index: Int
-            if let last = groups.indices.last, groups[last].visitorId == event.visitorId {
-                index = last
-            } else if let known = position[event.visitorId] {
-                index = known
-            } else {
-                index = groups.count
-                groups.append((event.visitorId, nil, []))
-                position[event.visitorId] = index
-            }
-            groups[index].events.append(event.payload)
-            if let segments = event.segments { groups[index].segments = segments }
-        }
+        let (first, next, segments) = Self.visitorGroups(events)
         self.enrichData = enrichData
         accountId = events.first?.accountId ?? ""
         projectId = events.first?.projectId ?? ""
-        visitors = groups.map { Visitor(visitorId: $0.visitorId, segments: $0.segments, events: $0.events) }
+        visitors = first.indices.map { visitor in
+            var payloads: [TrackingEvent.Payload] = []
+            var index = first[visitor]
+            while index >= 0 {
+                payloads.append(events[index].payload)
+                index = next[index]
+            }
+            return Visitor(visitorId: events[first[visitor]].visitorId,
+                           segments: segments[visitor] >= 0 ? events[segments[visitor]].segments : nil, events: payloads)
+        }
         self.source = source
     }
 
