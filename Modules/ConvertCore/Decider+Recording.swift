@@ -44,7 +44,9 @@ extension Decider {
         let pending = exposure == .manual && decision.isNew ? Self.pendingMarker(plan, decision.variationIndex) : nil
         // A variation another instance stored first is kept here too, and tracked there only.
         var adopted: Int?
-        var claimLater: (any SharedVisitorDataStore)?
+        // A flag, not the store: the optional existential would be copied and destroyed on every
+        // decision that stores, shared store or not.
+        var claimsLater = false
         if decision.isNew, runtime.sharesVisitorData, let fresh = decision.variationIndex, let shared = runtime.sharedStore {
             switch shared.firstDecisionClaim {
             case .beforeAnswering:
@@ -57,7 +59,7 @@ extension Decider {
                     }
                 }
             case .afterAnswering:
-                claimLater = shared
+                claimsLater = true
             case .never:
                 break
             }
@@ -93,7 +95,7 @@ extension Decider {
                 accountId: installed.accountId, projectId: installed.projectId, visitorId: visitorId,
                 segments: recorded.segments, payload: .bucketing(experienceId: plan.id, variationId: plan.variations[index].id))
                 : nil
-            if let claimLater {
+            if claimsLater, let claimLater = runtime.sharedStore {
                 let variation = plan.variations[index]
                 trackOnceClaimed(claimLater, key, position, BucketingPayload(
                     visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key, variationId: variation.id,

@@ -44,6 +44,7 @@ package struct VisitorTable {
     private var arena: [UInt8] = []
     private var arenaGarbage = 0
     private var namespaces: [String] = []
+    private var namespaceHashes: [UInt64] = []
     private var hand = 0
     /// The number of entries.
     package private(set) var count = 0
@@ -153,6 +154,13 @@ package struct VisitorTable {
         return start + length - Int(slots[slot].idOffset)
     }
 
+    /// The slot's key's hash, as `VisitorKey` computes it, without building the key.
+    private func hashCode(of slot: Int) -> UInt64 {
+        let (start, length) = idBytes(slot)
+        let idHash = arena.withUnsafeBufferPointer { KeyHash.hash64(bytes: UnsafeBufferPointer(rebasing: $0[start..<(start + length)])) }
+        return KeyHash.combine(namespaceHashes[Int(slots[slot].namespace)], idHash)
+    }
+
     private func key(of slot: Int) -> VisitorKey {
         let (start, length) = idBytes(slot)
         let id = String(decoding: arena[start..<(start + length)], as: UTF8.self)
@@ -257,6 +265,7 @@ package struct VisitorTable {
         if let found = namespaces.firstIndex(of: namespace) { return UInt16(found) }
         precondition(namespaces.count < Int(UInt16.max), "more than 65,535 account-project namespaces in one table")
         namespaces.append(namespace)
+        namespaceHashes.append(KeyHash.hash64(namespace))
         return UInt16(namespaces.count - 1)
     }
 
@@ -277,7 +286,7 @@ package struct VisitorTable {
             if slots[slot].referenced {
                 slots[slot].referenced = false
             } else {
-                remove(slot: slot, hash: key(of: slot).hashCode)
+                remove(slot: slot, hash: hashCode(of: slot))
                 return
             }
         }

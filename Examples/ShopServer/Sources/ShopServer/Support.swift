@@ -1,4 +1,5 @@
 import ConvertSwiftSDK
+import Hummingbird
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -40,6 +41,30 @@ struct LoggedService: Service {
         } catch {
             logger.error("\(name) failed: \(error)")
             throw error
+        }
+    }
+}
+
+extension Response {
+    /// A `200 OK` plain-text response (both `/` and `/plain` answer through it, so that they differ
+    /// by the SDK's work alone).
+    static func text(_ body: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+extension String {
+    /// Whether `needle` occurs in the string, compared byte for byte (Foundation's `contains`
+    /// compares by locale rules and costs a request about half a microsecond).
+    func mentions(_ needle: StaticString) -> Bool {
+        var haystack = self
+        return haystack.withUTF8 { bytes in
+            let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+            guard bytes.count >= pattern.count else { return false }
+            return (0...(bytes.count - pattern.count)).contains { start in
+                bytes[start..<(start + pattern.count)].elementsEqual(pattern)
+            }
         }
     }
 }

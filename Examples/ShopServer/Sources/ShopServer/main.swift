@@ -81,17 +81,17 @@ let answers = Answers()
 let router = Router(context: BasicConvertRequestContext.self)
 let shop = router.group().add(middleware: ConvertMiddleware(sdk: sdk, cookie: cookie) { request in
     let agent = request.headers[.userAgent] ?? ""
-    let mobile = agent.contains("Mobile")
-    let browser = agent.contains("Firefox") ? "FF" : agent.contains("Chrome") ? "CH" : "other"
+    let mobile = agent.mentions("Mobile")
+    let browser = agent.mentions("Firefox") ? "FF" : agent.mentions("Chrome") ? "CH" : "other"
     return ["desktop": .bool(!mobile), "mobile": .bool(mobile), "browser": .string(browser)]
 })
 
-shop.get("/") { _, context -> String in
+shop.get("/") { _, context -> Response in
     let convert = try context.requireConvert()
     convert.setLocationProperties(["location": "pricing"])
     let variation = convert.variation(forExperience: "test-experience-ab-fullstack-1")?.keyOrId ?? "none"
     let features = convert.features().filter(\.isEnabled).map(\.key)
-    return "test-experience-ab-fullstack-1: \(variation)\nfeatures: \(features.joined(separator: ", "))\n"
+    return .text("test-experience-ab-fullstack-1: \(variation)\nfeatures: \(features.joined(separator: ", "))\n")
 }
 
 shop.post("/buy") { _, context -> String in
@@ -102,8 +102,7 @@ shop.post("/buy") { _, context -> String in
 router.get("/plain") { request, _ -> Response in
     let known = cookie.visitorId(fromCookieHeader: request.headers[.cookie])
     let visitorId = known ?? VisitorCookie.newVisitorId()
-    var response = Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: "visitor: \(visitorId)\n")))
+    var response = Response.text("visitor: \(visitorId)\n")
     if known == nil { response.headers[values: .setCookie].append(try cookie.makeSetCookieHeader(for: visitorId)) }
     return response
 }
