@@ -170,6 +170,10 @@ public struct LoggingHook: EvaluationHook {
 /// any of them implements.
 struct HookList: Sendable {
     private(set) var boxes: [HookBox] = []
+    /// The same boxes, unretained, for running them: `boxes` keeps them, and a call borrows
+    /// them instead of retaining each one (every core retaining the same boxes would contend
+    /// for their reference counts' cache lines).
+    private var unretained: [Unmanaged<HookBox>] = []
     /// The union of the hooks' stages.
     private(set) var stages: EvaluationHookStages = []
     /// Whether any hook reads a feature detail's experiences.
@@ -183,6 +187,7 @@ struct HookList: Sendable {
     mutating func append(_ hook: any EvaluationHook) {
         let box = HookBox.boxing(hook)
         boxes.append(box)
+        unretained.append(Unmanaged.passUnretained(box))
         stages.formUnion(box.stages)
         // Only the stages that are handed a detail can read its experiences.
         readsFeatureExperiences = readsFeatureExperiences
@@ -193,8 +198,16 @@ struct HookList: Sendable {
     static func + (first: HookList, second: HookList) -> HookList {
         if second.isEmpty { return first }
         if first.isEmpty { return second }
-        return HookList(boxes: first.boxes + second.boxes, stages: first.stages.union(second.stages),
+        return HookList(boxes: first.boxes + second.boxes, unretained: first.unretained + second.unretained,
+                        stages: first.stages.union(second.stages),
                         readsFeatureExperiences: first.readsFeatureExperiences || second.readsFeatureExperiences)
+    }
+
+    /// Runs `body` on each box, borrowed: the list keeps them alive for the call.
+    func forEach(_ body: (HookBox) throws -> Void) rethrows {
+        for box in unretained {
+            try box._withUnsafeGuaranteedRef { try body($0) }
+        }
     }
 }
 
@@ -251,7 +264,8 @@ extension SDKRuntime {
     @inline(__always)
     func runHooks(_ hooks: HookList, _ stage: EvaluationHookStages, _ body: (HookBox) throws -> Void) {
         guard hooks.runs(stage) else { return }
-        for box in hooks.boxes where box.stages.contains(stage) {
+        hooks.forEach { box in
+            guard box.stages.contains(stage) else { return }
             do {
                 try body(box)
             } catch {

@@ -14,43 +14,61 @@ struct CounterTable {
     }
 
     private var hashes = [UInt64](repeating: 0, count: 16)
-    private var entries = [(asked: Asked, counter: Counter)?](repeating: nil, count: 16)
+    private var asked = [Asked?](repeating: nil, count: 16)
+    // Unretained, kept by `owned`: a lookup borrows the counter, since every core retaining the
+    // same counter would contend for its reference count's cache line.
+    private var counters = [Unmanaged<Counter>?](repeating: nil, count: 16)
+    private var owned: [Counter] = []
     private(set) var count = 0
 
-    func counter(for asked: Asked, hash: UInt64) -> Counter? {
-        let mask = hashes.count - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
-        while hashes[slot] != 0 {
-            if hashes[slot] == hash, let entry = entries[slot], entry.asked == asked { return entry.counter }
-            slot = (slot + 1) & mask
+    /// Increments the counter of `asked` if the table has it; whether it had.
+    func increment(_ asked: Asked, hash: UInt64) -> Bool {
+        guard let slot = slot(of: asked, hash: hash) else { return false }
+        counters[slot]!._withUnsafeGuaranteedRef { $0.increment() }
+        return true
+    }
+
+    private func slot(of asked: Asked, hash: UInt64) -> Int? {
+        self.asked.withUnsafeBufferPointer { entries in
+            hashes.withUnsafeBufferPointer { hashes in
+                let mask = hashes.count - 1
+                var slot = Int(truncatingIfNeeded: hash) & mask
+                while hashes[slot] != 0 {
+                    if hashes[slot] == hash, entries[slot] == asked { return slot }
+                    slot = (slot + 1) & mask
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     mutating func insert(_ counter: Counter, for asked: Asked, hash: UInt64) {
+        guard slot(of: asked, hash: hash) == nil else { return }
         if 2 * (count + 1) > hashes.count { grow() }
-        let mask = hashes.count - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
-        while hashes[slot] != 0 {
-            if hashes[slot] == hash, entries[slot]?.asked == asked { return }
-            slot = (slot + 1) & mask
-        }
-        hashes[slot] = hash
-        entries[slot] = (asked, counter)
+        owned.append(counter)
+        place(Unmanaged.passUnretained(counter), asked, hash)
         count += 1
     }
 
+    private mutating func place(_ counter: Unmanaged<Counter>, _ asked: Asked, _ hash: UInt64) {
+        let mask = hashes.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while hashes[slot] != 0 { slot = (slot + 1) & mask }
+        hashes[slot] = hash
+        self.asked[slot] = asked
+        counters[slot] = counter
+    }
+
     private mutating func grow() {
-        let old = zip(hashes, entries)
-        hashes = [UInt64](repeating: 0, count: hashes.count * 2)
-        entries = [(asked: Asked, counter: Counter)?](repeating: nil, count: hashes.count)
-        count = 0
-        for (hash, entry) in old where hash != 0 {
-            if let entry { insert(entry.counter, for: entry.asked, hash: hash) }
+        let old = (hashes, asked, counters)
+        hashes = [UInt64](repeating: 0, count: old.0.count * 2)
+        asked = [Asked?](repeating: nil, count: hashes.count)
+        counters = [Unmanaged<Counter>?](repeating: nil, count: hashes.count)
+        for slot in old.0.indices where old.0[slot] != 0 {
+            place(old.2[slot]!, old.1[slot]!, old.0[slot])
         }
     }
 
-    /// `asked`'s hash, never 0 (the empty slot's).
     static func hash(_ asked: Asked) -> UInt64 {
         var hash = mix(quickHash(asked.key) ^ UInt64(truncatingIfNeeded: asked.tag))
         hash = mix(hash ^ (asked.variant.map(quickHash) ?? 0x2545_F491_4F6C_DD1D))
