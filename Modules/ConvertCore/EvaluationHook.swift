@@ -169,25 +169,27 @@ public struct LoggingHook: EvaluationHook {
 /// hook value (an existential copy retains every reference the hook holds), with the stages
 /// any of them implements.
 struct HookList: Sendable {
-    private(set) var boxes: [HookBox] = []
-    /// The same boxes, unretained, for running them: `boxes` keeps them, and a call borrows
-    /// them instead of retaining each one (every core retaining the same boxes would contend
-    /// for their reference counts' cache lines).
-    private var unretained: [Unmanaged<HookBox>] = []
+    /// Each box with an unretained reference to it, which running a stage goes through: the
+    /// entry keeps the box, and a call borrows it instead of retaining it (every core retaining
+    /// the same boxes would contend for their reference counts' cache lines).
+    private struct Entry: @unchecked Sendable {
+        let box: HookBox
+        let unretained: Unmanaged<HookBox>
+    }
+    private var entries: [Entry] = []
     /// The union of the hooks' stages.
     private(set) var stages: EvaluationHookStages = []
     /// Whether any hook reads a feature detail's experiences.
     private(set) var readsFeatureExperiences = false
 
-    var isEmpty: Bool { boxes.isEmpty }
+    var isEmpty: Bool { entries.isEmpty }
 
     /// Whether any hook implements one of `stages`.
     func runs(_ stages: EvaluationHookStages) -> Bool { !self.stages.isDisjoint(with: stages) }
 
     mutating func append(_ hook: any EvaluationHook) {
         let box = HookBox.boxing(hook)
-        boxes.append(box)
-        unretained.append(Unmanaged.passUnretained(box))
+        entries.append(Entry(box: box, unretained: Unmanaged.passUnretained(box)))
         stages.formUnion(box.stages)
         // Only the stages that are handed a detail can read its experiences.
         readsFeatureExperiences = readsFeatureExperiences
@@ -198,15 +200,16 @@ struct HookList: Sendable {
     static func + (first: HookList, second: HookList) -> HookList {
         if second.isEmpty { return first }
         if first.isEmpty { return second }
-        return HookList(boxes: first.boxes + second.boxes, unretained: first.unretained + second.unretained,
-                        stages: first.stages.union(second.stages),
+        return HookList(entries: first.entries + second.entries, stages: first.stages.union(second.stages),
                         readsFeatureExperiences: first.readsFeatureExperiences || second.readsFeatureExperiences)
     }
 
     /// Runs `body` on each box, borrowed: the list keeps them alive for the call.
     func forEach(_ body: (HookBox) throws -> Void) rethrows {
-        for box in unretained {
-            try box._withUnsafeGuaranteedRef { try body($0) }
+        try entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices {
+                try entries[index].unretained._withUnsafeGuaranteedRef { try body($0) }
+            }
         }
     }
 }
