@@ -90,6 +90,10 @@ run() {   # PATH SCRIPT
         }'
 }
 
+median() {   # VALUES...
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 compare() {
     # shellcheck disable=SC2086
     start ${SERVER_ARGS:-}
@@ -99,7 +103,7 @@ compare() {
 
     # CPU: microseconds of CPU per request, in the server and in the collector.
     printf "%-9s %-6s %-6s %12s %10s %12s %9s\n" visitors path round "req/s" p99 "server CPU" collector
-    declare -A samples
+    declare -A samples rounds_rps cpu collector_cpu
     for round in $(seq "$rounds"); do
         # Each round reverses the order of the two paths, so a drift of the machine's speed
         # within a round weighs on both alike.
@@ -110,15 +114,31 @@ compare() {
                 read -r rps p99 server_us collector_us < <(run "$path" "$visitors.lua")
                 printf "%-9s %-6s %-6s %12s %10s %9s µs %6s µs\n" "$visitors" "$path" "$round" "$rps" "$p99" "$server_us" "$collector_us"
                 samples["$visitors $path"]+="$rps "
+                rounds_rps["$visitors $path $round"]=$rps
+                cpu["$visitors $path"]+="$server_us "
+                collector_cpu["$visitors $path"]+="$collector_us "
             done
         done
     done
     echo
+    # Three readings of one series, since the machine's speed may drift within it: the medians
+    # of each path's runs, the median of each round's own ratio, and CPU per request (the server's
+    # and, for /, the collector's), which drifts least.
     for visitors in returning new; do
-        sdk=$(echo ${samples["$visitors /"]} | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-        plain=$(echo ${samples["$visitors /plain"]} | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-        awk -v v="$visitors" -v s="$sdk" -v p="$plain" \
-            'BEGIN { printf "%-9s median req/s: / %.0f, /plain %.0f: %.1f %% of /plain\n", v, s, p, 100 * s / p }'
+        sdk=$(median ${samples["$visitors /"]})
+        plain=$(median ${samples["$visitors /plain"]})
+        ratios=""
+        for round in $(seq "$rounds"); do
+            ratios+="$(awk -v s="${rounds_rps["$visitors / $round"]}" -v p="${rounds_rps["$visitors /plain $round"]}" 'BEGIN { printf "%.4f", s / p }') "
+        done
+        sdk_cpu=$(median ${cpu["$visitors /"]}) plain_cpu=$(median ${cpu["$visitors /plain"]})
+        sdk_collector=$(median ${collector_cpu["$visitors /"]})
+        awk -v v="$visitors" -v s="$sdk" -v p="$plain" -v r="$(median $ratios)" -v sc="$sdk_cpu" -v pc="$plain_cpu" -v cc="$sdk_collector" \
+            'BEGIN {
+                printf "%-9s median req/s: / %.0f, /plain %.0f: %.1f %% of /plain; median of the rounds'"'"' ratios %.1f %%", v, s, p, 100 * s / p, 100 * r
+                if (sc + cc > 0) printf "; CPU per request: / %s µs + collector %s µs, /plain %s µs: %.1f %%", sc, cc, pc, 100 * pc / (sc + cc)
+                printf "\n"
+            }'
     done
     stop
     echo "collector: $(grep '^collector:' "$logs/collector.log" | sed 's/^collector: //')"

@@ -75,7 +75,7 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
                                     timeout: requestTimeout))
     }
 
-    /// Why a batch is answered without being sent.
+    /// The batches' URL for these ids: the last one built when the ids are the same.
     private func url(accountId: String, projectId: String) throws -> URL {
         if let last = lastURL.withValue({ $0 }), last.accountId == accountId, last.projectId == projectId { return last.url }
         let url = try endpoint.url(accountId: accountId, projectId: projectId)
@@ -83,6 +83,7 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
         return url
     }
 
+    /// Why a batch is answered without being sent.
     package struct Unsent: Error {
         /// The answer standing for the delivery.
         package let answer: TrackingDeliveryAnswer

@@ -59,11 +59,12 @@ extension String {
     /// compares by locale rules and costs a request about half a microsecond).
     func mentions(_ needle: StaticString) -> Bool {
         var haystack = self
-        return haystack.withUTF8 { bytes in
-            let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
-            guard bytes.count >= pattern.count else { return false }
-            return (0...(bytes.count - pattern.count)).contains { start in
-                bytes[start..<(start + pattern.count)].elementsEqual(pattern)
+        return needle.withUTF8Buffer { pattern in
+            haystack.withUTF8 { bytes in
+                guard bytes.count >= pattern.count else { return false }
+                return (0...(bytes.count - pattern.count)).contains { start in
+                    bytes[start..<(start + pattern.count)].elementsEqual(pattern)
+                }
             }
         }
     }
