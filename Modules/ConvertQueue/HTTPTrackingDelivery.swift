@@ -1,6 +1,5 @@
 import ConvertEnvironment
 import ConvertStorage
-import ConvertSynchronization
 import ConvertTracking
 import ConvertTransport
 import Foundation
@@ -25,9 +24,6 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
     package var maximumBatchBytes: Int
     /// How long one request may take.
     package var requestTimeout: Duration
-    /// The URL last built, with the ids it was built for: every batch of a project goes to one
-    /// URL, and building it takes Foundation's percent-encoding.
-    private let lastURL = Locked<(accountId: String, projectId: String, url: URL)?>(nil)
 
     /// A delivery over `transport` to `endpoint`, with the body fields, size bound and request
     /// timeout of `options`.
@@ -62,7 +58,7 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
         let url: URL
         do {
             body = try TrackingBatch.body(of: events, source: source, enrichData: enrichData)
-            url = try self.url(accountId: first.accountId, projectId: first.projectId)
+            url = try endpoint.url(accountId: first.accountId, projectId: first.projectId)
         } catch {
             return .failure(Unsent(answer: .undeliverable(reason: "\(error)")))
         }
@@ -73,14 +69,6 @@ package struct HTTPTrackingDelivery: TrackingDelivery {
         }
         return .success(HTTPRequest(method: .post, url: url, headers: [("Content-Type", "application/json")], body: body,
                                     timeout: requestTimeout))
-    }
-
-    /// The batches' URL for these ids: the last one built when the ids are the same.
-    private func url(accountId: String, projectId: String) throws -> URL {
-        if let last = lastURL.withValue({ $0 }), last.accountId == accountId, last.projectId == projectId { return last.url }
-        let url = try endpoint.url(accountId: accountId, projectId: projectId)
-        lastURL.set((accountId, projectId, url))
-        return url
     }
 
     /// Why a batch is answered without being sent.

@@ -12,12 +12,22 @@ public struct TrackingEndpoint: Sendable, Hashable {
     public let sdkKey: String
     /// Which schemes are allowed.
     public let policy: EndpointPolicy
+    /// Whether an SDK key was given (not empty or white space).
+    package let hasSDKKey: Bool
+    // Worked out once, as every batch goes through `url`: the template around its
+    // `[project_id]`s, and the SDK key percent-encoded.
+    private let templateParts: [String]
+    private let encodedSDKKey: String
 
     /// An endpoint for one SDK key.
     public init(template: String, sdkKey: String, policy: EndpointPolicy = EndpointPolicy()) {
         self.template = template
         self.sdkKey = sdkKey
         self.policy = policy
+        hasSDKKey = !sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        templateParts = template.components(separatedBy: "[project_id]")
+        encodedSDKKey = sdkKey.addingPercentEncoding(
+            withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))) ?? sdkKey
     }
 
     /// The URL for a project's batches; throws when the scheme is not allowed.
@@ -32,11 +42,11 @@ public struct TrackingEndpoint: Sendable, Hashable {
         if !hasSDKKey, !Self.isId(accountId) {
             throw TransportError.refused("account id \"\(accountId.prefix(64))\" is not an id")
         }
-        var base = template.replacingOccurrences(of: "[project_id]", with: projectId)
+        var base = templateParts.joined(separator: projectId)
         while base.hasSuffix("/") { base.removeLast() }
-        let key = hasSDKKey ? sdkKey : accountId + "/" + projectId
-        let encoded = key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))) ?? key
-        return try policy.url("\(base)/track/\(encoded)")
+        // Ids are letters, digits, `-` and `_`: nothing in them needs percent-encoding.
+        let key = hasSDKKey ? encodedSDKKey : accountId + "/" + projectId
+        return try policy.url("\(base)/track/\(key)")
     }
 
     /// Letters, digits, `-` and `_`, 1 to 64 of them: what Convert's ids are made of, and
@@ -48,7 +58,4 @@ public struct TrackingEndpoint: Sendable, Hashable {
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
         }
     }
-
-    /// Whether an SDK key was given (not empty or white space).
-    package var hasSDKKey: Bool { !sdkKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
 }

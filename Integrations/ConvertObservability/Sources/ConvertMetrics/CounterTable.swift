@@ -15,17 +15,17 @@ struct CounterTable {
 
     private var hashes = [UInt64](repeating: 0, count: 16)
     private var asked = [Asked?](repeating: nil, count: 16)
-    // Unretained, kept by `owned`: a lookup borrows the counter, since every core retaining the
-    // same counter would contend for its reference count's cache line.
+    // Unretained, kept by `owned`, which only grows: a lookup hands out the counter without
+    // retaining it, since every core retaining the same counter would contend for its
+    // reference count's cache line.
     private var counters = [Unmanaged<Counter>?](repeating: nil, count: 16)
     private var owned: [Counter] = []
     private(set) var count = 0
 
-    /// Increments the counter of `asked` if the table has it; whether it had.
-    func increment(_ asked: Asked, hash: UInt64) -> Bool {
-        guard let slot = slot(of: asked, hash: hash) else { return false }
-        counters[slot]!._withUnsafeGuaranteedRef { $0.increment() }
-        return true
+    /// The counter of `asked`, unretained (the table keeps it as long as it lives), if the
+    /// table has it.
+    func counter(for asked: Asked, hash: UInt64) -> Unmanaged<Counter>? {
+        slot(of: asked, hash: hash).flatMap { counters[$0] }
     }
 
     private func slot(of asked: Asked, hash: UInt64) -> Int? {

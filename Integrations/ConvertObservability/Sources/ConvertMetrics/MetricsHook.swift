@@ -132,7 +132,10 @@ final class BoundedCounters: Sendable {
         let hash = CounterTable.hash(asked)
         let cache = caches[Self.stripe()]
         // Every evaluation comes here: one lookup, no allocation, once the combination is known.
-        if cache.withValue({ $0.increment(asked, hash: hash) }) { return }
+        if let counter = cache.withValue({ $0.counter(for: asked, hash: hash) }) {
+            counter._withUnsafeGuaranteedRef { $0.increment() }
+            return
+        }
         let (first, second) = (first(), second())
         let counter = state.withValue { bounded(key: key, variant: variant, first, second, &$0) }
         // Asked combinations are remembered up to a bound too; past it they take the long way.
