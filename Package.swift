@@ -82,7 +82,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSynchronization"], path: "Adapters/ConvertMemory"),
-        .target(name: "ConvertFileStorage", dependencies: ["ConvertJSON", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor", "ConvertVisitorTable"],
+        .target(name: "ConvertFileStorage", dependencies: ["ConvertHashing", "ConvertJSON", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor", "ConvertVisitorTable"],
                 path: "Adapters/ConvertFileStorage"),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSynchronization"],
                 path: "Adapters/ConvertURLSessionTransport"),

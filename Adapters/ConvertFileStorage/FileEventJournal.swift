@@ -30,16 +30,30 @@ public final class FileEventJournal: EventJournal {
     /// beside it, which the main journal's next owner takes over once this process is gone).
     package var isOwner: Bool { core.token == nil }
 
-    public func append(_ payload: Data) throws -> UInt64 { try core.append(payload) }
+    public func append(_ payload: Data) throws -> UInt64 { try core.append(payload, visitor: nil) }
+    public func append(_ payload: Data, visitor: VisitorKey) throws -> UInt64 { try core.append(payload, visitor: visitor) }
     public func acknowledge(_ sequences: [UInt64]) throws { try core.acknowledge(sequences) }
     public func pending() throws -> [(sequence: UInt64, payload: Data)] { core.pending() }
+
+    /// Records the forget for every process on the directory (see ``DirectoryLedger``) and
+    /// erases the visitor's records from this journal's file (acknowledged lines included) and
+    /// from the files of writers that have stopped; returns the sequences erased here.
+    public func forget(_ visitor: VisitorKey) throws -> [UInt64] { try core.forget(visitor) }
+
+    /// Erases the records whose visitor some process forgot after they were written; returns
+    /// their sequences, which must not be sent.
+    public func takeForgotten() -> [UInt64] { core.takeForgotten() }
 }
 
 /// One open journal file. A final class whose mutable fields are guarded by `lock`.
 final class JournalCore: @unchecked Sendable {
     private let lock = NSLock()
     private var live: [UInt64: Data] = [:]
+    private var tags: [UInt64: JournalFile.Tag] = [:]
     private var order: [UInt64] = []
+    private let ledger: DirectoryLedger
+    /// Forgets at or past this ledger offset have not been checked against the records yet.
+    private var checkedMark: UInt64 = 0
     private var next: UInt64 = 1
     private var lineCount = 0
     /// Segments folded into the file whose removal failed; named in it until they are gone.
@@ -60,6 +74,12 @@ final class JournalCore: @unchecked Sendable {
     private init(directory: URL, name: String, log: SDKLog) throws {
         self.log = log
         files = WriterFiles(directory: directory, base: name)
+        ledger = DirectoryLedger.shared(directory: directory)
+        do {
+            try ledger.ensureSeeds()
+        } catch {
+            log.error("event journal: the directory's ledger cannot be written (a forget may not reach this journal's records): \(error)")
+        }
         if let owner = try FileLock.acquire(files.ownerLock, create: true) {
             token = nil
             roleLock = owner
@@ -85,7 +105,7 @@ final class JournalCore: @unchecked Sendable {
         if !increasing || own.maxSequence >= 1 << 62 {
             // Numbers out of order or absurdly large come from damaged or pre-lock files:
             // renumbering keeps them unique and far from overflow.
-            records = records.enumerated().map { (UInt64($0.offset + 1), $0.element.payload) }
+            records = records.enumerated().map { JournalFile.Record(sequence: UInt64($0.offset + 1), payload: $0.element.payload, tag: $0.element.tag) }
             next = UInt64(records.count + 1)
         } else {
             next = max(own.maxSequence, records.last?.sequence ?? 0) + 1
@@ -99,18 +119,24 @@ final class JournalCore: @unchecked Sendable {
             guard let contents = try JournalFile.read(segment) else { continue }
             skipped += contents.skipped
             for record in contents.records {
-                records.append((next, record.payload))
+                records.append(JournalFile.Record(sequence: next, payload: record.payload, tag: record.tag))
                 next += 1
                 adopted += 1
             }
         }
-        for (sequence, payload) in records {
-            live[sequence] = payload
-            order.append(sequence)
+        checkedMark = ledger.refresh()
+        let forgets = ledger.forgetOffsets()
+        let before = records.count
+        records.removeAll { record in record.tag.map { Self.isErased($0, by: forgets) } ?? false }
+        if records.count < before { log.info("event journal \(url.path): \(before - records.count) record(s) of forgotten visitors erased") }
+        for record in records {
+            live[record.sequence] = record.payload
+            if let tag = record.tag { tags[record.sequence] = tag }
+            order.append(record.sequence)
         }
         var out: [UInt8] = []
         for segment in consumed { JournalFile.fold(segment.lastPathComponent, into: &out) }
-        for (sequence, payload) in records { JournalFile.record(sequence, payload, into: &out) }
+        for record in records { JournalFile.record(record.sequence, record.payload, tag: record.tag, into: &out) }
         try POSIXFile.atomicWrite(Data(out), to: url)
         for segment in consumed where (try? POSIXFile.remove(segment)) == nil { folds.append(segment) }
         lineCount = order.count + folds.count
@@ -146,14 +172,21 @@ final class JournalCore: @unchecked Sendable {
         }
     }
 
-    func append(_ payload: Data) throws -> UInt64 {
-        try lock.withLock {
+    /// Whether a record with `tag` is erased by a forget in `forgets` (hash → offset).
+    private static func isErased(_ tag: JournalFile.Tag, by forgets: [UInt64: UInt64]) -> Bool {
+        forgets[tag.visitor].map { $0 >= tag.mark } ?? false
+    }
+
+    func append(_ payload: Data, visitor: VisitorKey?) throws -> UInt64 {
+        let tag = visitor.flatMap { key in ledger.hasher().map { JournalFile.Tag(visitor: $0(key), mark: ledger.mark) } }
+        return try lock.withLock {
             let sequence = next
             var line: [UInt8] = []
-            JournalFile.record(sequence, payload, into: &line)
+            JournalFile.record(sequence, payload, tag: tag, into: &line)
             try file.append(Data(line))
             next += 1
             live[sequence] = payload
+            if let tag { tags[sequence] = tag }
             order.append(sequence)
             lineCount += 1
             return sequence
@@ -164,7 +197,10 @@ final class JournalCore: @unchecked Sendable {
         try lock.withLock {
             let known = sequences.filter { live[$0] != nil }
             guard !known.isEmpty else { return }
-            for sequence in known { live[sequence] = nil }
+            for sequence in known {
+                live[sequence] = nil
+                tags[sequence] = nil
+            }
             if live.isEmpty || lineCount > 4 * live.count + 1024 {
                 try compact()
                 return
@@ -182,9 +218,80 @@ final class JournalCore: @unchecked Sendable {
         order = order.filter { live[$0] != nil }
         var out: [UInt8] = []
         for segment in folds { JournalFile.fold(segment.lastPathComponent, into: &out) }
-        for sequence in order { JournalFile.record(sequence, live[sequence] ?? Data(), into: &out) }
+        for sequence in order { JournalFile.record(sequence, live[sequence] ?? Data(), tag: tags[sequence], into: &out) }
         try file.replace(with: Data(out))
         lineCount = order.count + folds.count
+    }
+
+    func forget(_ visitor: VisitorKey) throws -> [UInt64] {
+        try ledger.recordForget(visitor)
+        guard let hash = ledger.hasher()?(visitor) else { return [] }
+        let erased = try lock.withLock {
+            let erased = order.filter { tags[$0]?.visitor == hash && live[$0] != nil }
+            for sequence in erased {
+                live[sequence] = nil
+                tags[sequence] = nil
+            }
+            // Rewritten even when nothing is pending: acknowledged lines still hold the visitor's events.
+            try compact()
+            return erased
+        }
+        eraseFromStoppedWriters(hash)
+        return erased
+    }
+
+    /// Removes the records of the visitor hashed `hash` from the files of writers that are gone
+    /// (their locks are free): nobody would rewrite them before the next start.
+    private func eraseFromStoppedWriters(_ hash: UInt64) {
+        do {
+            if token != nil, let owner = try FileLock.acquire(files.ownerLock, create: false) {
+                try Self.erase(hash, from: files.file(nil))
+                withExtendedLifetime(owner) {}
+            }
+            for (other, otherLock) in files.abandonedWriters(excluding: token) {
+                try Self.erase(hash, from: files.file(other))
+                withExtendedLifetime(otherLock) {}
+            }
+        } catch {
+            log.error("event journal: a forgotten visitor's records not erased from a stopped process's file: \(error)")
+        }
+    }
+
+    /// Rewrites the journal at `url` without the records of `hash` (and without acknowledged
+    /// lines), keeping its folds and sequence numbers.
+    private static func erase(_ hash: UInt64, from url: URL) throws {
+        guard let contents = try JournalFile.read(url),
+              contents.records.contains(where: { $0.tag?.visitor == hash }) else { return }
+        var out: [UInt8] = []
+        for name in contents.folded { JournalFile.fold(name, into: &out) }
+        for record in contents.records where record.tag?.visitor != hash {
+            JournalFile.record(record.sequence, record.payload, tag: record.tag, into: &out)
+        }
+        try POSIXFile.atomicWrite(Data(out), to: url)
+    }
+
+    func takeForgotten() -> [UInt64] {
+        let mark = ledger.refresh()
+        return lock.withLock {
+            guard mark != checkedMark else { return [] }
+            let forgets = ledger.forgetOffsets(since: checkedMark)
+            checkedMark = mark
+            guard !forgets.isEmpty else { return [] }
+            let erased = order.filter { sequence in
+                live[sequence] != nil && tags[sequence].map { Self.isErased($0, by: forgets) } ?? false
+            }
+            guard !erased.isEmpty else { return [] }
+            for sequence in erased {
+                live[sequence] = nil
+                tags[sequence] = nil
+            }
+            do {
+                try compact()
+            } catch {
+                log.error("event journal: forgotten visitors' records not erased from disk: \(error)")
+            }
+            return erased
+        }
     }
 
     func pending() -> [(sequence: UInt64, payload: Data)] {

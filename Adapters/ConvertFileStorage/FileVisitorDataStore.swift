@@ -50,6 +50,10 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     private let snapshotURL: URL
     private let writer: ChangeWriter
     private let log: SDKLog
+    private let ledger: DirectoryLedger
+    /// How much of the ledger this store has honoured: every visitor forgotten before it is
+    /// gone from `records` and from the files this store writes.
+    private var appliedMark: UInt64 = 0
 
     /// Opens (or creates) the store in `directory`, keeping at most `capacity` visitors; the
     /// stored visitors are read in the background (see ``prepare()``).
@@ -59,6 +63,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         self.log = log
         files = WriterFiles(directory: directory, base: "visitors.log")
         snapshotURL = directory.appendingPathComponent("visitors.snapshot")
+        ledger = DirectoryLedger.shared(directory: directory)
         if let owner = try FileLock.acquire(files.ownerLock, create: true) {
             token = nil
             roleLock = owner
@@ -97,12 +102,16 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     public var count: Int { locked { records.count } }
 
     public func data(for key: VisitorKey) -> VisitorData? {
-        locked { records.value(for: key) }
+        locked {
+            honourForgets(force: false)
+            return records.value(for: key)
+        }
     }
 
     @discardableResult
     public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
         locked {
+            honourForgets(force: false)
             var before: VisitorData?
             var after = VisitorData()
             let result = records.modify(key) { data -> Result in
@@ -117,16 +126,66 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         }
     }
 
-    /// Deletes the visitor's record durably: its change lines would bring it back at the next
-    /// load, so the files are rewritten without it (one compaction per call).
+    /// Deletes the visitor's record durably, for every process on the directory: the forget is
+    /// recorded in the directory's ledger (which every process honours when it loads, compacts
+    /// and within ``DirectoryLedger/refreshInterval`` of its next call), this store's files are
+    /// rewritten without the visitor, and so are the files of writers that have stopped.
     public func removeData(for key: VisitorKey) {
         locked {
+            do {
+                try ledger.recordForget(key)
+            } catch {
+                log.error("visitor forget not recorded for other processes: \(error)")
+            }
             _ = records.removeValue(for: key)
             do {
                 try compact()
             } catch {
                 log.error("visitor data not deleted from disk: \(error)")
             }
+            eraseFromStoppedWriters(key)
+        }
+    }
+
+    /// Removes the visitor from the files of writers that are gone (their locks are free):
+    /// nobody would rewrite them before the next load.
+    private func eraseFromStoppedWriters(_ key: VisitorKey) {
+        do {
+            if token != nil, let owner = try FileLock.acquire(files.ownerLock, create: false) {
+                _ = try VisitorFiles.erase(key, from: snapshotURL, isSnapshot: true)
+                _ = try VisitorFiles.erase(key, from: files.file(nil))
+                withExtendedLifetime(owner) {}
+            }
+            for (other, otherLock) in files.abandonedWriters(excluding: token) {
+                _ = try VisitorFiles.erase(key, from: files.file(other))
+                withExtendedLifetime(otherLock) {}
+            }
+        } catch {
+            log.error("visitor data not deleted from a stopped process's file: \(error)")
+        }
+    }
+
+    /// Drops the visitors another process forgot since this store last looked, rewriting this
+    /// store's files when it held any; reads the ledger only when `force` or when it is due.
+    /// Called under `lock`.
+    private func honourForgets(force: Bool) {
+        let mark = ledger.refresh(force: force)
+        guard mark != appliedMark else { return }
+        let forgotten = ledger.forgotten(since: appliedMark)
+        appliedMark = mark
+        writer.mark = mark
+        guard !forgotten.isEmpty else { return }
+        guard let hash = ledger.hasher() else { return }
+        var gone: [VisitorKey] = []
+        records.forEach { key, _ in
+            if forgotten.contains(hash(key)) { gone.append(key) }
+        }
+        guard !gone.isEmpty else { return }
+        for key in gone { _ = records.removeValue(for: key) }
+        do {
+            try compact()
+        } catch {
+            log.error("visitor data forgotten by another process not deleted from disk: \(error)")
         }
     }
 
@@ -177,6 +236,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     private func compact() throws {
         var out: [UInt8] = []
         out.reserveCapacity(records.count * 128)
+        if appliedMark != 0 { out += VisitorFiles.markLine(appliedMark) }
         records.forEach { key, data in out += VisitorFiles.line(key: key, data: data) }
         if token == nil {
             try POSIXFile.atomicWrite(Data(out), to: snapshotURL)
@@ -185,7 +245,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         } else {
             try writer.replaceAll(with: Data(out))
             logLines = records.count
-            logHasData = !out.isEmpty
+            logHasData = records.count > 0
         }
     }
 
@@ -196,6 +256,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// Reads the stored visitors; returns the `prepare()` callers to resume.
     private func load() -> [CheckedContinuation<Void, Never>] {
         var table = VisitorTable(capacity: capacity)
+        let mark = ledger.refresh()
         var skipped = 0
         var ownLines = 0
         var rewrite = false
@@ -210,7 +271,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         // reading some records twice (harmless), never missing them.
         let ownerLog = read(files.file(nil))
         if let snapshot = read(snapshotURL).map({ VisitorFiles.parse($0, isSnapshot: true) }) {
-            for record in snapshot.records { table.set(record.data, for: record.key) }
+            let kept = VisitorFiles.kept(snapshot, ledger: ledger)
+            if kept.count < snapshot.records.count { rewrite = true }
+            for record in kept { table.set(record.data, for: record.key) }
             if snapshot.unsealed > 0 { rewrite = true }
             if snapshot.skipped > 0 || snapshot.tornTailAt != nil || snapshot.unreadableSnapshot {
                 if token == nil {
@@ -223,7 +286,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
             }
         }
         if let contents = ownerLog.map({ VisitorFiles.parse($0) }) {
-            for record in contents.records { table.set(record.data, for: record.key) }
+            let kept = VisitorFiles.kept(contents, ledger: ledger)
+            if kept.count < contents.records.count, token == nil { rewrite = true }
+            for record in kept { table.set(record.data, for: record.key) }
             skipped += contents.skipped
             if token == nil {
                 ownLines = contents.records.count
@@ -238,7 +303,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
             guard let contents = read(files.file(other)).map({ VisitorFiles.parse($0) }) else { continue }
             skipped += contents.skipped
             if abandonedTokens.contains(other), contents.tornTailAt != nil { skipped += 1 }
-            for record in Self.latest(contents.records) {
+            for record in Self.latest(VisitorFiles.kept(contents, ledger: ledger)) {
                 table.modify(record.key) { VisitorFiles.merge(record.data, into: &$0) }
             }
         }
@@ -249,6 +314,8 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         var rewritten = true
         lock.withLock {
             records = table
+            appliedMark = mark
+            writer.mark = mark
             logLines = ownLines
             if rewrite {
                 do {

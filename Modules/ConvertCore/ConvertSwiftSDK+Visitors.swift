@@ -25,12 +25,13 @@ extension ConvertSwiftSDK {
     ///   yet, so the visitor's store key is unknown, or a shared store could not delete it).
     @discardableResult
     public func forget(visitorId: String) async -> Bool {
-        let discarded = await runtime.ports.trackingSink.discardPending(visitorId: visitorId)
-        if discarded > 0 { runtime.log.info("forget: \(discarded) unsent tracking event(s) dropped") }
         guard let installed = runtime.current else {
-            runtime.log.warn("forget before the SDK is ready: the visitor's stored data is not deleted")
+            runtime.log.warn("forget before the SDK is ready: the visitor's stored data and events are not deleted")
             return false
         }
+        let discarded = await runtime.ports.trackingSink.discardPending(visitorId: visitorId, accountId: installed.accountId,
+                                                                         projectId: installed.projectId)
+        if discarded > 0 { runtime.log.info("forget: \(discarded) unsent tracking event(s) dropped") }
         let key = installed.visitorKey(visitorId, visitorHash: KeyHash.hash64(visitorId))
         if let shared = runtime.sharedStore { return await shared.forget(key) }
         runtime.ports.visitorStore.removeData(for: key)

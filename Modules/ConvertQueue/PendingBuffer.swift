@@ -148,6 +148,22 @@ final class PendingBuffer: Sendable {
         }
     }
 
+    /// Removes the waiting events with these journal sequences (counted as dropped); returns
+    /// how many.
+    func removeWaiting(sequences: Set<UInt64>) -> Int {
+        state.withValue { state in
+            let waiting = state.entries[state.head...]
+            let kept = waiting.filter { $0.sequence.map { !sequences.contains($0) } ?? true }
+            let removed = waiting.count - kept.count
+            guard removed > 0 else { return 0 }
+            state.entries = Array(kept)
+            state.head = 0
+            state.stats.dropped += removed
+            if state.entries.isEmpty { state.firstAt = nil }
+            return removed
+        }
+    }
+
     /// Settles in-flight events: acknowledged, refused by the server, or impossible to send.
     func settle(sent: Int = 0, rejected: Int = 0, dropped: Int = 0) {
         state.withValue { state in

@@ -114,7 +114,8 @@ public actor TrackingQueue: TrackingSink {
         if let journal {
             guard buffer.hasRoom else { return refuse() }
             do {
-                sequence = try journal.append(try JSONEncoder().encode(event))
+                sequence = try journal.append(try JSONEncoder().encode(event), visitor: VisitorKey(
+                    accountId: event.accountId, projectId: event.projectId, visitorId: event.visitorId))
             } catch {
                 log.error("tracking journal append failed, event kept in memory only: \(error)")
             }
@@ -227,7 +228,7 @@ public actor TrackingQueue: TrackingSink {
     private func run() async {
         var failures = 0
         while !Task.isCancelled {
-            let batch: [Entry]
+            var batch: [Entry]
             if !units.isEmpty {
                 batch = units.removeFirst()
             } else {
@@ -246,6 +247,12 @@ public actor TrackingQueue: TrackingSink {
                 if drainingBacklog && buffer.count <= options.batchSize { drainingBacklog = false }
                 batch = buffer.takeBatch(maximum: drainingBacklog ? options.maximumBatchEvents : options.batchSize)
                 if batch.isEmpty { continue }
+            }
+            // Another process sharing the journal may have forgotten a visitor since.
+            batch = dropForgotten(from: batch)
+            guard !batch.isEmpty else {
+                settleWaiters()
+                continue
             }
             sending = batch
             let answer = await deliver(batch)
@@ -372,6 +379,24 @@ public actor TrackingQueue: TrackingSink {
             break
         }
         return answer
+    }
+
+    /// `batch` without the events the journal says were forgotten since they were written;
+    /// those are dropped from the batch, the buffer and the retries, and counted as dropped.
+    private func dropForgotten(from batch: [Entry]) -> [Entry] {
+        guard let gone = journal?.takeForgotten(), !gone.isEmpty else { return batch }
+        let erased = Set(gone)
+        let kept = batch.filter { $0.sequence.map { !erased.contains($0) } ?? true }
+        var dropped = batch.count - kept.count
+        units = units.compactMap { unit in
+            let left = unit.filter { $0.sequence.map { !erased.contains($0) } ?? true }
+            dropped += unit.count - left.count
+            return left.isEmpty ? nil : left
+        }
+        buffer.settle(dropped: dropped)
+        let waiting = buffer.removeWaiting(sequences: erased)
+        if dropped + waiting > 0 { log.info("tracking: \(dropped + waiting) event(s) of visitors forgotten by another process dropped") }
+        return kept
     }
 
     /// Gives `batch` up as dropped: acknowledged in the journal, counted.

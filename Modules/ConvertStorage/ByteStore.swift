@@ -44,6 +44,25 @@ public protocol EventJournal: Sendable {
     func acknowledge(_ sequences: [UInt64]) throws
     /// The records not yet acknowledged, oldest first.
     func pending() throws -> [(sequence: UInt64, payload: Data)]
+    /// Records `payload`, an event of `visitor`, so that a forget of the visitor can find it.
+    func append(_ payload: Data, visitor: VisitorKey) throws -> UInt64
+    /// Erases every record of `visitor` from storage now, acknowledged ones included, and, for
+    /// a journal that other processes share, has them erase theirs; returns the sequences of
+    /// the pending records erased.
+    func forget(_ visitor: VisitorKey) throws -> [UInt64]
+    /// The pending records whose visitor was forgotten (by another process sharing the
+    /// journal's storage) after they were written, erased; the caller must not send them.
+    func takeForgotten() -> [UInt64]
+}
+
+extension EventJournal {
+    /// A journal that does not know visitors records the payload alone.
+    public func append(_ payload: Data, visitor: VisitorKey) throws -> UInt64 { try append(payload) }
+    /// A journal that does not know visitors cannot find the records of one: the caller
+    /// acknowledges the pending ones it holds.
+    public func forget(_ visitor: VisitorKey) throws -> [UInt64] { [] }
+    /// A journal of one process learns of forgets only through ``forget(_:)``.
+    public func takeForgotten() -> [UInt64] { [] }
 }
 
 /// Visitor ids kept in a ``ByteStore`` under one name.

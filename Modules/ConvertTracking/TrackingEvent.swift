@@ -106,9 +106,10 @@ public protocol TrackingSink: Sendable {
     func stop()
     /// What the sink has done so far.
     var counters: TrackingCounters { get }
-    /// Drops the events of `visitorId` not sent yet (a visitor who asked to be forgotten), from
-    /// the journal too; returns how many. Events already on their way are not recalled.
-    func discardPending(visitorId: String) async -> Int
+    /// Drops the events of the visitor `visitorId` of the project not sent yet (a visitor who
+    /// asked to be forgotten) and erases its events from the journal; returns how many were
+    /// dropped. Events already on their way are not recalled.
+    func discardPending(visitorId: String, accountId: String, projectId: String) async -> Int
 }
 
 extension TrackingSink {
@@ -141,7 +142,7 @@ extension TrackingSink {
     public func stop() {}
 
     /// Sinks that hold nothing back have nothing to drop.
-    public func discardPending(visitorId: String) async -> Int { 0 }
+    public func discardPending(visitorId: String, accountId: String, projectId: String) async -> Int { 0 }
 }
 
 /// What ``TrackingSink/shutdown(timeout:)`` did.
