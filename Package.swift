@@ -168,7 +168,7 @@ let package = Package(
                     path: "Tests/SeedSnippetTests"),
         .executableTarget(name: "convert-fuzz", dependencies: ["ConvertTesting"], path: "Tests/ConvertFuzz"),
         .executableTarget(name: "convert-fuzz-resp", dependencies: ["ConvertRedis"], path: "Tests/ConvertFuzzRESP"),
-        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage",
+        .executableTarget(name: "JournalProbe", dependencies: ["ConvertQueue", "ConvertFileStorage", "ConvertSwiftSDK",
                                                                "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertConfigLoader",
                                                                "ConvertTransport"],
                           path: "Tests/JournalProbe"),

@@ -47,7 +47,7 @@ enum ChangeLine {
             string(variation, &out)
         }
         out += Array(#"},"goals":"#.utf8)
-        list(data.goals, &out)
+        list(data.storedGoals, &out)
         out += Array(#","locations":"#.utf8)
         list(data.locations, &out)
         out += Array(#","segments":"#.utf8)

@@ -189,6 +189,18 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         }
     }
 
+    /// Records the exposure in the directory's ledger under its lock, so that of several
+    /// processes on the directory exactly one sends it.
+    public func recordExposureOnce(_ key: VisitorKey, marker: String) -> Bool {
+        do {
+            return try ledger.claimOnce(key, marker: marker)
+        } catch {
+            // Unrecorded here is sent here: an exposure may repeat, never go missing.
+            log.error("visitor store: exposure not recorded for other processes: \(error)")
+            return true
+        }
+    }
+
     public func flush() async -> Int {
         await prepare()
         return locked {

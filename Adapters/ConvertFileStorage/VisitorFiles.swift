@@ -138,8 +138,8 @@ enum VisitorFiles {
         incoming.forEachDecision { experience, variation in
             if !existing.hasVariation(forExperience: experience) { existing.setVariation(variation, forExperience: experience) }
         }
-        let goals = incoming.goals
-        if !goals.isSubset(of: existing.goals) { existing.goals.formUnion(goals) }
+        let goals = incoming.storedGoals
+        if !goals.isSubset(of: existing.storedGoals) { existing.storedGoals.formUnion(goals) }
         let locations = incoming.locations
         if !locations.isSubset(of: existing.locations) { existing.locations.formUnion(locations) }
         if let segments = incoming.storedSegmentValues { existing.storeSegmentValues(segments) }

@@ -85,7 +85,7 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable, CustomStr
     public func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool {
         try access { state in
             var stored = state.records[key] ?? VisitorData()
-            let first = stored.goals.insert(goalId).inserted
+            let first = stored.storedGoals.insert(goalId).inserted
             state.records[key] = stored
             return first
         }
@@ -117,7 +117,7 @@ public final class MemoryVisitorBackend: VisitorDataBackend, Sendable, CustomStr
         var bucketing = record.bucketing
         for (experience, variation) in data.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
         record.bucketing = bucketing
-        record.goals = record.goals.union(data.goals)
+        record.storedGoals = record.storedGoals.union(data.storedGoals)
         if !data.locations.isEmpty { record.locations = data.locations }
         if !data.segmentValues.isEmpty { record.segmentValues = data.segmentValues }
         stored = record

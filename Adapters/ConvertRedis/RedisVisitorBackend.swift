@@ -270,7 +270,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         data.forEachDecision { experience, variation in
             commands.append(.hsetnx(key, decisionField(experience.string), Data(variation.string.utf8)))
         }
-        for goal in data.goals.sorted() {
+        for goal in data.storedGoals.sorted() {
             commands.append(.hsetnx(key, "g:" + goal, Data("1".utf8)))
         }
         var replaced: [String: Data] = [:]

@@ -118,7 +118,7 @@ extension WriteBehindVisitorStore {
                 decisions[experience.string] = variation.string
             }
         }
-        let goals = base.isEmpty ? data.goals : data.goals.subtracting(base.goals)
+        let goals = base.isEmpty ? data.storedGoals : data.storedGoals.subtracting(base.storedGoals)
         let locations = data.locations
         let segments = data.segmentValues
         return VisitorDataChanges(key: key, decisions: decisions, goals: goals,
@@ -218,7 +218,7 @@ extension WriteBehindVisitorStore {
         var bucketing = stored.bucketing
         for (experience, variation) in local.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
         out.bucketing = bucketing
-        out.goals = stored.goals.union(local.goals)
+        out.storedGoals = stored.storedGoals.union(local.storedGoals)
         out.locations = stored.locations.union(local.locations)
         if localUnsaved {
             out.segmentValues = VisitorSegments.storing(local.segmentValues, over: stored.segmentValues)

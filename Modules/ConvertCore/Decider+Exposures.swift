@@ -15,17 +15,23 @@ extension Decider {
         guard let stored = stored.variation(forExperience: ids.experience),
               let index = ids.variationIndex(of: stored) else { return .notDecided }
         let variation = experience.variations[index]
+        let marker = ExposureMarker.sent(experienceId: experience.id, variationId: variation.id)
+        let sent = InternedId(marker)
+        if self.stored.containsGoal(sent) { return .alreadyTracked }
         let pending = InternedId(ExposureMarker.pending(experienceId: experience.id, variationId: variation.id))
         guard self.stored.containsGoal(pending) else { return .notManual }
         guard consented, trackingEnabled else {
             runtime.log.debug("trackExposure \(experience.key): \(consented ? "tracking is off" : "no consent"), not sent")
             return .trackingOff
         }
-        let marker = ExposureMarker.sent(experienceId: experience.id, variationId: variation.id)
-        let sent = InternedId(marker)
-        var (first, data) = runtime.ports.visitorStore.update(key) { data in (data.insertGoal(sent), data) }
-        // Another instance on the shared store may have sent it: the first to record it there sends
-        // (unreachable: this instance decides, as for conversions).
+        // The sent marker replaces the pending one: one marker per experience.
+        var (first, data) = runtime.ports.visitorStore.update(key) { data in
+            (data.setExposureMarker(sent, experienceId: experience.id), data)
+        }
+        // Another process on the same storage, or another instance on the shared store, may have
+        // sent it: the first to record it there sends (unreachable shared store: this instance
+        // decides, as for conversions).
+        if first, !runtime.ports.visitorStore.recordExposureOnce(key, marker: marker) { first = false }
         if first, let shared = runtime.sharedStore, await shared.recordGoalOnce(key, goalId: marker) == false {
             first = false
         }

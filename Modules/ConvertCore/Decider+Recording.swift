@@ -81,7 +81,7 @@ extension Decider {
                 } else {
                     data.setVariation(ids.variations[freshIndex], forExperience: ids.experience)
                     outcome.isNew = adopted == nil
-                    if outcome.isNew, let pending { data.insertGoal(pending) }
+                    if outcome.isNew, let pending { data.setExposureMarker(pending, experienceId: plan.id) }
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
                 }

@@ -43,17 +43,3 @@ public enum VisitorConsent: Sendable, Hashable {
     /// Decisions are made (the same answers) but nothing is stored or sent.
     case denied
 }
-
-/// The markers of manual exposures, kept among the visitor's goals so every store persists and
-/// shares them as it does goals; no config goal id has these prefixes.
-enum ExposureMarker {
-    /// A decision made with ``Exposure/manual`` whose event waits for `trackExposure`.
-    static func pending(experienceId: String, variationId: String) -> String {
-        "exposure-pending:\(experienceId).\(variationId)"
-    }
-
-    /// The exposure sent: recorded once across instances (``SharedVisitorDataStore/recordGoalOnce(_:goalId:)``).
-    static func sent(experienceId: String, variationId: String) -> String {
-        "exposure:\(experienceId).\(variationId)"
-    }
-}

@@ -150,4 +150,14 @@ public protocol VisitorDataStore: Sendable {
     /// start reading in their initializer and return at once; calls made before the load ends
     /// must wait for it or merge with it, never lose a write or serve stale data.
     func prepare() async
+    /// Records the exposure `marker` of the visitor for every process sharing this store's
+    /// storage, unless one recorded it first; `true` when this call recorded it, and so sends
+    /// the exposure. A store of one process answers `true`: its ``update(_:_:)`` already
+    /// recorded the marker once.
+    func recordExposureOnce(_ key: VisitorKey, marker: String) -> Bool
+}
+
+extension VisitorDataStore {
+    /// A store of one process: the marker recorded in the visitor's data is enough.
+    public func recordExposureOnce(_ key: VisitorKey, marker: String) -> Bool { true }
 }

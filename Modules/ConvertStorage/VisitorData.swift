@@ -22,7 +22,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
     public init(bucketing: [String: String], goals: Set<String> = [], segments: VisitorSegments = VisitorSegments(),
                 locations: Set<String> = []) {
         self.bucketing = bucketing
-        self.goals = goals
+        storedGoals = goals
         self.locations = locations
         self.segments = segments
     }
@@ -31,7 +31,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
     public init(bucketing: [String: String], goals: Set<String> = [], segmentValues: [String: JSONValue],
                 locations: Set<String> = []) {
         self.bucketing = bucketing
-        self.goals = goals
+        storedGoals = goals
         self.locations = locations
         self.segmentValues = segmentValues
     }
@@ -51,10 +51,36 @@ public struct VisitorData: Sendable, Hashable, Codable {
         }
     }
 
-    /// Goal ids already converted (dedup).
+    /// Goal ids already converted (dedup). The SDK's own records of manual exposures are not
+    /// goals and are not listed (see ``exposureMarkers``); setting goals keeps them.
     public var goals: Set<String> {
+        get { Set(section(1).lazy.map { InternedId(raw: $0).string }.filter { !ExposureMarker.isMarker($0) }) }
+        set { replaceSection(1, with: newValue.filter { !ExposureMarker.isMarker($0) }.union(exposureMarkers)) }
+    }
+
+    /// The SDK's records of manual exposures, at most one per experience: a decision whose
+    /// exposure waits for `trackExposure`, or an exposure sent. Stores persist and share them
+    /// beside the goals (``storedGoals``).
+    public var exposureMarkers: Set<String> {
+        Set(section(1).lazy.map { InternedId(raw: $0).string }.filter(ExposureMarker.isMarker))
+    }
+
+    /// Goals and exposure markers together, as stores persist them.
+    package var storedGoals: Set<String> {
         get { Set(section(1).map { InternedId(raw: $0).string }) }
         set { replaceSection(1, with: newValue) }
+    }
+
+    /// Records `marker` as the experience's one exposure marker, replacing any other marker of
+    /// that experience; returns whether it was new.
+    @discardableResult
+    package mutating func setExposureMarker(_ marker: InternedId, experienceId: String) -> Bool {
+        if containsGoal(marker) { return false }
+        for other in section(1) {
+            let id = InternedId(raw: other)
+            if ExposureMarker.experience(of: id.string) == experienceId { _ = remove(id, in: 1) }
+        }
+        return insert(marker, in: 1)
     }
 
     /// Keys of the locations the visitor currently matches.
@@ -257,13 +283,15 @@ public struct VisitorData: Sendable, Hashable, Codable {
     // MARK: Codable, Equatable
 
     private enum CodingKeys: String, CodingKey {
-        case bucketing, goals, segments, locations
+        case bucketing, goals, exposures, segments, locations
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        let goals = try c.decodeIfPresent(Set<String>.self, forKey: .goals) ?? []
+        let exposures = try c.decodeIfPresent(Set<String>.self, forKey: .exposures) ?? []
         self.init(bucketing: try c.decodeIfPresent([String: String].self, forKey: .bucketing) ?? [:],
-                  goals: try c.decodeIfPresent(Set<String>.self, forKey: .goals) ?? [],
+                  goals: goals.union(exposures.filter(ExposureMarker.isMarker)),
                   segmentValues: try c.decodeIfPresent([String: JSONValue].self, forKey: .segments) ?? [:],
                   locations: try c.decodeIfPresent(Set<String>.self, forKey: .locations) ?? [])
     }
@@ -272,6 +300,8 @@ public struct VisitorData: Sendable, Hashable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(bucketing, forKey: .bucketing)
         try c.encode(goals, forKey: .goals)
+        let exposures = exposureMarkers
+        if !exposures.isEmpty { try c.encode(exposures, forKey: .exposures) }
         try c.encode(segmentValues, forKey: .segments)
         try c.encode(locations, forKey: .locations)
     }
@@ -283,6 +313,42 @@ public struct VisitorData: Sendable, Hashable, Codable {
     public func hash(into hasher: inout Hasher) {
         words.hash(into: &hasher)
         hasher.combine(segmentValues)
+    }
+}
+
+/// The markers of manual exposures, kept with the visitor's goals so every store persists and
+/// shares them as it does goals, but never listed as goals: no config goal id has these
+/// prefixes.
+package enum ExposureMarker {
+    private static let pendingPrefix = "exposure-pending:"
+    private static let sentPrefix = "exposure:"
+
+    /// A decision made with a manual exposure whose event waits for `trackExposure`.
+    package static func pending(experienceId: String, variationId: String) -> String {
+        pendingPrefix + experienceId + "." + variationId
+    }
+
+    /// The exposure sent.
+    package static func sent(experienceId: String, variationId: String) -> String {
+        sentPrefix + experienceId + "." + variationId
+    }
+
+    /// Whether `id` is a marker rather than a goal.
+    package static func isMarker(_ id: String) -> Bool {
+        id.hasPrefix(sentPrefix) || id.hasPrefix(pendingPrefix)
+    }
+
+    /// The experience id of a marker (`nil` for a goal).
+    package static func experience(of id: String) -> String? {
+        let rest: Substring
+        if id.hasPrefix(pendingPrefix) {
+            rest = id.dropFirst(pendingPrefix.count)
+        } else if id.hasPrefix(sentPrefix) {
+            rest = id.dropFirst(sentPrefix.count)
+        } else {
+            return nil
+        }
+        return rest.lastIndex(of: ".").map { String(rest[..<$0]) }
     }
 }
 

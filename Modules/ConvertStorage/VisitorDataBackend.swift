@@ -108,7 +108,7 @@ public struct VisitorDataChanges: Sendable, Hashable {
 
     /// Every part of `data` (a full write: nothing assumed stored).
     public init(key: VisitorKey, all data: VisitorData) {
-        self.init(key: key, decisions: data.bucketing, goals: data.goals, locations: data.locations.isEmpty ? nil : data.locations,
+        self.init(key: key, decisions: data.bucketing, goals: data.storedGoals, locations: data.locations.isEmpty ? nil : data.locations,
                   segmentValues: data.segmentValues.isEmpty ? nil : data.segmentValues)
     }
 

@@ -11,6 +11,7 @@ import ConvertEvents
 import ConvertTracking
 import ConvertFileStorage
 import ConvertQueue
+import ConvertSwiftSDK
 import ConvertTransport
 import ConvertURLSessionTransport
 import Foundation
@@ -56,13 +57,75 @@ func runNetworkPaths(server: String) async -> Never {
     exit(!failed && settled && shutdown.counters.sent == 1 ? 0 : 1)
 }
 
+/// An SDK with file persistence in `directory`, its config and tracking at `server`, run by
+/// commands read from standard input, one a line, each answered by one line:
+/// `decide V` (test-experience-ab-fullstack-1, automatic exposure) → `variation ID|none`;
+/// `manual V` (the same, manual exposure) → `variation ID|none`; `expose V` → the exposure
+/// result; `convert V` (increase-engagement) → the conversion result; `forget V` → `forgot
+/// true|false`; `goals V` → the visitor's goals, sorted, comma-separated; `flush` → `flushed
+/// true|false`; `exit` → `shutdown` and the process ends.
+/// One answer line on standard output, unbuffered.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func runSDK(directory: String, server: String) async -> Never {
+    let configuration = ConvertConfiguration(
+        sdkKey: "10035569/10034190", apiConfigEndpoint: server + "/api/v1", apiTrackEndpoint: server + "/[project_id]/v1",
+        dataRefreshIntervalMs: 3_600_000, eventsBatchSize: 1, eventsReleaseIntervalMs: 10, logLevel: .warn,
+        persistence: .file, storageDirectory: URL(fileURLWithPath: directory), requestTimeoutMs: 2000, allowsInsecureHTTP: true)
+    let sdk = ConvertSwiftSDK(configuration: configuration)
+    do {
+        try await sdk.ready(timeout: .seconds(30))
+    } catch {
+        say("not ready: \(error)")
+        exit(1)
+    }
+    func context(_ visitor: String) -> ConvertContext {
+        let context = sdk.createContext(visitorId: visitor, attributes: ["mobile": true])
+        context.setLocationProperties(["location": "pricing"])
+        return context
+    }
+    say("ready")
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        guard let command = words.first else { continue }
+        let visitor = words.count > 1 ? words[1] : ""
+        switch command {
+        case "decide", "manual":
+            let exposure: Exposure = command == "manual" ? .manual : .automatic
+            say("variation \(context(visitor).variation(forExperience: "test-experience-ab-fullstack-1", exposure: exposure)?.id ?? "none")")
+        case "expose":
+            say("\(await context(visitor).trackExposure(forExperience: "test-experience-ab-fullstack-1"))")
+        case "convert":
+            say("\(await context(visitor).trackConversion("increase-engagement"))")
+        case "forget":
+            say("forgot \(await sdk.forget(visitorId: visitor))")
+        case "goals":
+            say("goals \(context(visitor).visitorData().goals.sorted().joined(separator: ","))")
+        case "flush":
+            say("flushed \(await sdk.flush(timeout: .seconds(10)))")
+        case "exit":
+            say("\(await sdk.shutdown(timeout: .seconds(5)))")
+            exit(0)
+        default:
+            say("unknown \(command)")
+        }
+    }
+    exit(0)
+}
+
 // usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]]
 //        JournalProbe network SERVER_URL
+//        JournalProbe sdk DIRECTORY SERVER_URL
 // With a server, events are delivered to it while they are enqueued (retrying on failures).
 // With "exit", batches are of 10 and the process exits right after its enqueues, no flush.
 let arguments = CommandLine.arguments
 if arguments.count == 3, arguments[1] == "network" {
     await runNetworkPaths(server: arguments[2])
+}
+if arguments.count == 4, arguments[1] == "sdk" {
+    await runSDK(directory: arguments[2], server: arguments[3])
 }
 guard (3...6).contains(arguments.count), arguments.count != 4, let count = Int(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: JournalProbe DIRECTORY COUNT [RUN SERVER_URL [exit]] | network SERVER_URL\n".utf8))
