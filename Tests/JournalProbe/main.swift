@@ -62,7 +62,7 @@ func runNetworkPaths(server: String) async -> Never {
 /// `decide V` (test-experience-ab-fullstack-1, automatic exposure) → `variation ID|none`;
 /// `manual V` (the same, manual exposure) → `variation ID|none`; `expose V` → the exposure
 /// result; `convert V` (increase-engagement) → the conversion result; `forget V` → `forgot
-/// true|false`; `goals V` → the visitor's goals, sorted, comma-separated; `flush` → `flushed
+/// true|false`; `data V` → `data bucketing=N goals=A,B` (decisions stored, goals sorted); `flush` → `flushed
 /// true|false`; `exit` → `shutdown` and the process ends.
 /// One answer line on standard output, unbuffered.
 func say(_ line: String) {
@@ -101,8 +101,9 @@ func runSDK(directory: String, server: String) async -> Never {
             say("\(await context(visitor).trackConversion("increase-engagement"))")
         case "forget":
             say("forgot \(await sdk.forget(visitorId: visitor))")
-        case "goals":
-            say("goals \(context(visitor).visitorData().goals.sorted().joined(separator: ","))")
+        case "data":
+            let data = context(visitor).visitorData()
+            say("data bucketing=\(data.bucketing.count) goals=\(data.goals.sorted().joined(separator: ","))")
         case "flush":
             say("flushed \(await sdk.flush(timeout: .seconds(10)))")
         case "exit":
