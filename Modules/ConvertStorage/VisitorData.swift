@@ -155,7 +155,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
 
     /// Whether the goal with this id was already converted.
     public func hasConverted(goalId: String) -> Bool {
-        IdPool.shared.existing(goalId).map(containsGoal) ?? false
+        !ExposureMarker.isMarker(goalId) && (IdPool.shared.existing(goalId).map(containsGoal) ?? false)
     }
 
     /// Whether nothing is remembered.

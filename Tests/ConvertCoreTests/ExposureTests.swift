@@ -5,6 +5,7 @@ import ConvertSharedStore
 import ConvertStorage
 import ConvertTesting
 import ConvertTracking
+import ConvertVisitor
 import Foundation
 import Testing
 
@@ -53,6 +54,34 @@ private struct SharedInstance {
         #expect(again.variation(forExperience: experienceKey, exposure: .manual)?.id == variation.id, "sticky")
         #expect(await again.trackExposure(forExperience: experienceKey) == .alreadyTracked)
         #expect(bucketing(harness.sink.events).count == 1)
+    }
+
+    @Test func exposureMarkersAreNotGoalsAndOneIsKeptPerExperience() async throws {
+        let harness = try await started()
+        let context = qualifyingContext(harness, "manual-markers")
+        let variation = try #require(context.variation(forExperience: experienceKey, exposure: .manual))
+        #expect(context.visitorData().goals.isEmpty, "a pending exposure is not a goal")
+        #expect(context.visitorData().exposureMarkers.count == 1)
+        #expect(await context.trackExposure(forExperience: experienceKey) == .tracked)
+        #expect(await context.trackConversion("increase-engagement") == .tracked(eventCount: 1))
+        let data = context.visitorData()
+        #expect(data.goals.count == 1, "only the conversion: \(data.goals)")
+        #expect(data.exposureMarkers.count == 1, "the sent marker replaced the pending one: \(data.exposureMarkers)")
+        #expect(data.hasConverted(goalId: "exposure:\(variation.experienceId).\(variation.id)") == false)
+
+        // Kept through Codable (a custom store's persistence), still apart from the goals.
+        let decoded = try JSONDecoder().decode(VisitorData.self, from: JSONEncoder().encode(data))
+        #expect(decoded == data)
+        #expect(decoded.goals == data.goals)
+
+        // A marker for another variation of the same experience replaces the experience's marker.
+        var changed = data
+        changed.setExposureMarker(InternedId("exposure-pending:\(variation.experienceId).other"), experienceId: variation.experienceId)
+        #expect(changed.exposureMarkers == ["exposure-pending:\(variation.experienceId).other"])
+        // Setting goals leaves the markers alone.
+        changed.goals = ["g1"]
+        #expect(changed.goals == ["g1"])
+        #expect(changed.exposureMarkers.count == 1)
     }
 
     @Test func automaticAndNoExposureLeaveNothingForTrackExposure() async throws {
