@@ -35,8 +35,10 @@ struct RedisOutageBacklogTests {
         #expect(await store.load(VisitorKey(namespace: "1-2", visitorId: "before")) == .notFound, "Redis answers before the kill")
 
         server.kill()
+        let killed = ContinuousClock.now
         // New visitors on four request threads, each decided alone: its load fails, its claim is
-        // not answered, its decision is stored locally.
+        // not answered, its decision is stored locally; paced, so that the store's write retries
+        // fail in between.
         let keys = (0..<Self.visitors).map { VisitorKey(namespace: "1-2", visitorId: "o\($0)") }
         let failedLoads = Locked(0)
         await withTaskGroup(of: Void.self) { group in
@@ -49,6 +51,7 @@ struct RedisOutageBacklogTests {
                             data.bucketing["e"] = "x\(n)"
                             data.goals.insert("g")
                         }
+                        if n % 16 < 4 { try? await Task.sleep(for: .milliseconds(2)) }
                     }
                 }
             }
@@ -56,6 +59,7 @@ struct RedisOutageBacklogTests {
         #expect(failedLoads.value == Self.visitors, "every visitor was decided during the outage")
         #expect(local.count <= Self.localCapacity, "the local store kept its bound: \(local.count)")
 
+        try await Task.sleep(until: killed + .milliseconds(1_500))
         try await startAgain(server)
         try await eventually("Redis back and the pending writes drained", timeout: .seconds(15)) {
             logs.messages.contains { $0.contains("reachable again after") } && store.counters.pending == 0
@@ -101,6 +105,7 @@ struct RedisOutageBacklogTests {
 
         _ = await instance.sdk.shutdown(timeout: .seconds(1))
         let lines = instance.logs.messages.filter { $0.contains("flushed with") }
+        print("RedisOutageBacklogTests shutdown: \(lines)")
         #expect(lines.count == 1, "said once: \(instance.logs.messages)")
         #expect(lines.first?.contains("\(instance.store.counters.pending) visitor(s)' changes not written to Redis at") == true
                 && lines.first?.contains("unreachable") == true, "how many, where and why: \(lines)")
