@@ -34,9 +34,13 @@ import Foundation
 /// length), and until the backend answers again — a successful call, or the backend saying so —
 /// loads, claims and goal records within the retry backoff answer at once without calling it
 /// (a load `.failed`, a claim `nil`: the local decision stands). Failed writes stay pending and
-/// are retried with backoff, and all of them are written as soon as the backend is back. A
-/// backend that lost its data (a Redis restarted without persistence) gets the visitors this
-/// instance saw most recently written again (at most ``Options/rewrittenAfterDataLoss``).
+/// are retried with backoff, and all of them are written as soon as the backend is back, those
+/// of visitors the local store evicted meanwhile too: the store keeps a pending visitor's data
+/// until it is written, for at most ``Options/maximumPendingVisitors`` visitors; past it the
+/// oldest changes are dropped, counted and told when the outage ends. A flush that cannot write
+/// everything says how many visitors it left and why. A backend that lost its data (a Redis
+/// restarted without persistence) gets the visitors this instance saw most recently written
+/// again (at most ``Options/rewrittenAfterDataLoss``).
 /// ``counters`` counts all of it.
 ///
 /// The store logs through the SDK's log: an SDK given this store hands it its log
