@@ -17,8 +17,11 @@ extension WriteBehindVisitorStore {
         public var retryDelay: Duration
         /// The longest delay between retries.
         public var maximumRetryDelay: Duration
-        /// Visitors with unwritten changes kept; past it the oldest marks are dropped (their
-        /// data stays in memory; only the shared copy misses the change) and counted.
+        /// Visitors with unwritten changes kept. The store keeps each one's data until it is
+        /// written, beside the local store (which may evict it meanwhile): at most this many
+        /// visitors' data more. Past it the oldest visitor's changes are dropped, not written
+        /// (the local copy, while held, keeps them; the shared one misses them), counted in
+        /// ``Counters/droppedWrites`` and told in the line that ends the outage.
         public var maximumPendingVisitors: Int
         /// When a visitor's first decision for an experience is claimed in the backend
         /// (``FirstDecisionClaim/beforeAnswering`` by default: every instance answers the same).
@@ -67,7 +70,7 @@ extension WriteBehindVisitorStore {
         public var claimFailures = 0
         /// Visitors whose changes are not yet written.
         public var pending = 0
-        /// Pending marks dropped at ``Options/maximumPendingVisitors``.
+        /// Visitors whose changes were dropped, not written, at ``Options/maximumPendingVisitors``.
         public var droppedWrites = 0
         /// Sticky decisions this instance wrote but another had stored first (the first kept).
         public var conflicts = 0

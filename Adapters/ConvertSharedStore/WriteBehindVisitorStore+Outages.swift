@@ -40,6 +40,7 @@ extension WriteBehindVisitorStore {
                 return false
             }
             state.counters.outages += 1
+            state.droppedInOutage = 0
             let due = state.warnings["outage", default: RateLimitedCount()].note(now: now) != nil
             state.outage = Outage(since: now, failures: 1, retryAt: now + options.retryBackoff.delay(afterFailures: 1),
                                   reason: reason, logged: due)
@@ -51,21 +52,28 @@ extension WriteBehindVisitorStore {
         }
     }
 
-    /// A call that succeeded: ends an outage (logged, when its start was) and writes what is
-    /// pending — unless the call began before the outage did (its answer is older news).
+    /// A call that succeeded: ends an outage (logged, when its start was or when changes made
+    /// during it were dropped) and writes what is pending — unless the call began before the
+    /// outage did (its answer is older news).
     func noteSuccess(startedAt started: Duration? = nil, downFor reported: Duration? = nil) {
         let now = clock.elapsed
-        guard let ended = state.withValue({ state -> (Outage, Int)? in
+        guard let ended = state.withValue({ state -> (outage: Outage, pending: Int, dropped: Int)? in
             guard let outage = state.outage else { return nil }
             if let started, started < outage.since { return nil }
             state.outage = nil
             state.recovered = now
             state.failures = 0
-            return (outage, state.dirty.count)
+            defer { state.droppedInOutage = 0 }
+            return (outage, state.dirty.count, state.droppedInOutage)
         }) else { return }
-        if ended.0.logged {
-            log.warn("shared visitor store: \(backendName) reachable again after \(Self.seconds(reported ?? (now - ended.0.since))) s"
-                + (ended.1 > 0 ? "; writing the \(ended.1) visitor(s) pending" : ""))
+        if ended.outage.logged || ended.dropped > 0 {
+            var line = "shared visitor store: \(backendName) reachable again after \(Self.seconds(reported ?? (now - ended.outage.since))) s"
+            if ended.pending > 0 { line += "; writing the \(ended.pending) visitor(s) pending" }
+            if ended.dropped > 0 {
+                line += "; \(ended.dropped) visitor(s) changed during the outage not written: more than maximumPendingVisitors "
+                    + "(\(options.maximumPendingVisitors)) were pending, and the oldest changes were dropped (counters.droppedWrites)"
+            }
+            log.warn(line)
         }
         drain()
     }
@@ -88,8 +96,9 @@ extension WriteBehindVisitorStore {
             return state.recent.filter { seen.insert($0).inserted }
         }
         var marked = 0
-        for key in keys where local.data(for: key) != nil {
-            markDirty(key, base: VisitorData(), renewed: false, replacingBase: true)
+        for key in keys {
+            guard let current = currentData(key) else { continue }
+            markDirty(key, base: VisitorData(), renewed: false, replacingBase: true, latest: current.data, version: current.version)
             marked += 1
         }
         state.withValue { $0.counters.rewrittenAfterDataLoss += marked }

@@ -8,9 +8,12 @@ extension WriteBehindVisitorStore {
     // MARK: Write-behind
 
     /// Marks `key` for writing behind; `base` is what the backend holds of it (kept when the key
-    /// is marked already, unless `replacingBase`: a full rewrite).
-    func markDirty(_ key: VisitorKey, base: VisitorData, renewed: Bool, replacingBase: Bool = false) {
-        let start: Bool = state.withValue { state in
+    /// is marked already, unless `replacingBase`: a full rewrite), `latest` its data as of the
+    /// change numbered `version` (kept unless a later one is).
+    func markDirty(_ key: VisitorKey, base: VisitorData, renewed: Bool, replacingBase: Bool = false,
+                   latest: VisitorData, version: UInt64) {
+        let (start, dropped): (Bool, Int?) = state.withValue { state in
+            var dropped: Int?
             if state.dirty[key] == nil {
                 var base = base, renewed = renewed
                 if let stored = state.stored.removeValue(forKey: key) {
@@ -21,19 +24,31 @@ extension WriteBehindVisitorStore {
                     renewed = true
                 }
                 state.nextMark += 1
-                state.dirty[key] = Pending(mark: state.nextMark, base: base, renewed: renewed)
+                state.dirty[key] = Pending(mark: state.nextMark, base: base, renewed: renewed, latest: latest, version: version)
                 state.order.append((key, state.nextMark))
                 if state.dirty.count > options.maximumPendingVisitors, let oldest = popOldest(&state) {
                     state.dirty[oldest] = nil
                     state.counters.droppedWrites += 1
+                    state.droppedInOutage += 1
+                    dropped = state.counters.droppedWrites
                 }
-            } else if replacingBase {
-                state.dirty[key]!.base = base
-                state.dirty[key]!.renewed = renewed
+            } else {
+                if replacingBase {
+                    state.dirty[key]!.base = base
+                    state.dirty[key]!.renewed = renewed
+                }
+                if version > state.dirty[key]!.version {
+                    state.dirty[key]!.latest = latest
+                    state.dirty[key]!.version = version
+                }
             }
-            guard !state.writerRunning else { return false }
+            guard !state.writerRunning else { return (false, dropped) }
             state.writerRunning = true
-            return true
+            return (true, dropped)
+        }
+        if let dropped {
+            warn("dropped", "more than \(options.maximumPendingVisitors) visitor(s) with changes not yet written "
+                + "(maximumPendingVisitors): the oldest visitors' changes are dropped, not written (\(dropped) so far)")
         }
         if start { Task.detached { await self.runWriter() } }
     }
@@ -41,7 +56,9 @@ extension WriteBehindVisitorStore {
     /// A write that failed: its visitors marked again with the base they had (what the backend
     /// is known to hold), merged with changes marked since.
     func markAgain(_ batch: [(VisitorKey, Pending)]) {
-        for (key, pending) in batch { markDirty(key, base: pending.base, renewed: false, replacingBase: true) }
+        for (key, pending) in batch {
+            markDirty(key, base: pending.base, renewed: false, replacingBase: true, latest: pending.latest, version: pending.version)
+        }
     }
 
     /// The oldest key still marked, skipping stale entries of the order queue.
@@ -145,39 +162,53 @@ extension WriteBehindVisitorStore {
         // Read with the visitors' data under the state's lock, as the decision path adds them.
         let now = clock.elapsed
         let claimsAfter = options.firstDecisionClaim == .afterAnswering
-        let read = { (awaiting: [VisitorKey: [InternedId: Duration]]) -> [(VisitorKey, Pending, VisitorData, [InternedId])] in
-            batch.compactMap { key, pending in
-                guard let data = self.local.data(for: key) else { return nil }
+        let read = { (awaiting: [VisitorKey: [InternedId: Duration]]) -> [(VisitorKey, Pending, [InternedId])] in
+            // Numbered before the reads: a change a read misses is numbered higher.
+            let version = self.versions.value
+            return batch.map { key, pending in
+                var pending = pending
+                // A visitor the local store evicted is written from what its pending write kept.
+                if let data = self.local.data(for: key), version > pending.version {
+                    pending.latest = data
+                    pending.version = version
+                }
                 var waiting: [InternedId] = []
                 if let decisions = awaiting[key] {
                     for (experience, since) in decisions where now - since < Self.claimWait { waiting.append(experience) }
                 }
-                return (key, pending, data, waiting)
+                return (key, pending, waiting)
             }
         }
         let snapshot = claimsAfter ? state.withValue { read($0.awaitingClaims) } : read([:])
-        var leftOut: [(VisitorKey, VisitorData)] = []
-        let changes = snapshot.compactMap { key, pending, data, waiting -> VisitorDataChanges? in
+        var leftOut: [(VisitorKey, VisitorData, Pending)] = []
+        let changes = snapshot.compactMap { key, pending, waiting -> VisitorDataChanges? in
             if !waiting.isEmpty {
-                var written = data
+                var written = pending.latest
                 for experience in waiting { written.removeVariation(forExperience: experience) }
-                leftOut.append((key, written))
+                leftOut.append((key, written, pending))
             }
-            let changes = Self.changes(key, data, over: pending, leavingOut: waiting)
+            let changes = Self.changes(key, pending.latest, over: pending, leavingOut: waiting)
             return changes.isEmpty && !changes.renewsExpiry ? nil : changes
         }
-        defer { for (key, written) in leftOut { markDirty(key, base: written, renewed: true) } }
+        defer {
+            for (key, written, pending) in leftOut {
+                markDirty(key, base: written, renewed: true, latest: pending.latest, version: pending.version)
+            }
+        }
         guard !changes.isEmpty else { return true }
         let started = clock.elapsed
         do {
             let kept = try await backend.merge(changes)
             var conflicts = 0
             for (change, stored) in zip(changes, kept) where !stored.isEmpty {
-                local.update(change.key) { data in
+                let (_, adoption) = changeLocal(change.key) { data in
+                    // A visitor evicted meanwhile gets the stored decisions at its next load.
+                    guard !data.isEmpty else { return }
                     let adopted = Self.adopting(stored, data)
                     conflicts += adopted.changed
                     data = adopted.data
                 }
+                keepLatest(change.key, adoption)
             }
             state.withValue { state in
                 state.counters.saves += changes.count
@@ -193,7 +224,7 @@ extension WriteBehindVisitorStore {
             state.withValue { $0.counters.saveFailures += 1 }
             noteFailure(error, startedAt: started)
             warn("save", "visitor data not written (\(error)); \(changes.count) visitor(s) will be retried")
-            markAgain(batch)
+            markAgain(snapshot.map { ($0.0, $0.1) })
             return false
         }
     }

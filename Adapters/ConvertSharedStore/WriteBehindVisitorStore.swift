@@ -34,9 +34,13 @@ import Foundation
 /// length), and until the backend answers again — a successful call, or the backend saying so —
 /// loads, claims and goal records within the retry backoff answer at once without calling it
 /// (a load `.failed`, a claim `nil`: the local decision stands). Failed writes stay pending and
-/// are retried with backoff, and all of them are written as soon as the backend is back. A
-/// backend that lost its data (a Redis restarted without persistence) gets the visitors this
-/// instance saw most recently written again (at most ``Options/rewrittenAfterDataLoss``).
+/// are retried with backoff, and all of them are written as soon as the backend is back, those
+/// of visitors the local store evicted meanwhile too: the store keeps a pending visitor's data
+/// until it is written, for at most ``Options/maximumPendingVisitors`` visitors; past it the
+/// oldest changes are dropped, counted and told when the outage ends. A flush that cannot write
+/// everything says how many visitors it left and why. A backend that lost its data (a Redis
+/// restarted without persistence) gets the visitors this instance saw most recently written
+/// again (at most ``Options/rewrittenAfterDataLoss``).
 /// ``counters`` counts all of it.
 ///
 /// The store logs through the SDK's log: an SDK given this store hands it its log
@@ -56,11 +60,23 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
 
     /// A visitor with changes not yet written: its place in the queue, what the backend is known
     /// to hold of it (the data before the first unwritten change, plus what claims and goal
-    /// records stored since), and whether the backend renewed its time to live since.
+    /// records stored since), whether the backend renewed its time to live since, and its data as
+    /// of its last change (numbered by ``LocalChange/version``): written from when the local
+    /// store, bounded, evicted the visitor before its write.
     struct Pending {
         var mark: UInt64
         var base: VisitorData
         var renewed: Bool
+        var latest: VisitorData
+        var version: UInt64
+    }
+
+    /// A change to the local copy of a visitor: its data before and after, numbered so that a
+    /// later change of the same visitor has a higher number.
+    struct LocalChange {
+        var before: VisitorData
+        var after: VisitorData
+        var version: UInt64
     }
 
     /// How long the writes behind leave out a new decision awaiting its claim.
@@ -89,6 +105,9 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         var inFlight: [VisitorKey: Int] = [:]
         var failures = 0
         var counters = Counters()
+        /// Pending visitors dropped at ``Options/maximumPendingVisitors`` since the current outage
+        /// began (told when it ends).
+        var droppedInOutage = 0
         var outage: Outage?
         /// When the last outage ended.
         var recovered: Duration?
@@ -110,6 +129,8 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     let options: Options
     let clock: any SleepClock
     let state: Locked<State>
+    /// Numbers the changes to the local copy (``LocalChange/version``).
+    let versions = GenerationCounter()
 
     /// A shared store over `backend` whose decisions read and write `local`: this instance's
     /// copy, which the store loads into and writes behind from. Give it a store no one else
@@ -151,42 +172,66 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
 
     @discardableResult
     public func update<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> Result {
-        var before: VisitorData?
-        let result: Result
+        let (result, change): (result: Result, change: LocalChange?)
         if options.firstDecisionClaim == .afterAnswering {
             // The new decision becomes visible locally and awaiting its claim in one step, the
             // state's lock held around both: a write behind reads the two under the same lock,
             // so it never sees the decision without also seeing that it must leave it out.
-            result = state.withValue { state in
+            (result, change) = state.withValue { state in
+                let outcome = changeLocal(key, body)
+                guard let change = outcome.change else { return outcome }
                 var decided: [InternedId] = []
-                let result = local.update(key) { data -> Result in
-                    let old = data
-                    let result = body(&data)
-                    if data != old {
-                        before = old
-                        data.forEachDecision { experience, _ in
-                            if !old.hasVariation(forExperience: experience) { decided.append(experience) }
-                        }
-                    }
-                    return result
+                change.after.forEachDecision { experience, _ in
+                    if !change.before.hasVariation(forExperience: experience) { decided.append(experience) }
                 }
                 if !decided.isEmpty {
                     let now = clock.elapsed
                     if state.awaitingClaims.count >= 4_096 { Self.forgetExpiredClaims(now, &state) }
                     for experience in decided { state.awaitingClaims[key, default: [:]][experience] = now }
                 }
-                return result
+                return outcome
             }
         } else {
-            result = local.update(key) { data -> Result in
-                let old = data
-                let result = body(&data)
-                if data != old { before = old }
-                return result
-            }
+            (result, change) = changeLocal(key, body)
         }
-        if let before { markDirty(key, base: before, renewed: false) }
+        if let change { markDirty(key, base: change.before, renewed: false, latest: change.after, version: change.version) }
         return result
+    }
+
+    /// Changes the local copy of `key`: what `body` returns and, when the data changed, the change.
+    func changeLocal<Result>(_ key: VisitorKey, _ body: (inout VisitorData) -> Result) -> (result: Result, change: LocalChange?) {
+        var change: LocalChange?
+        let result = local.update(key) { data -> Result in
+            let old = data
+            let result = body(&data)
+            if data != old {
+                // Numbered under the local store's lock for this visitor: its changes are numbered
+                // in the order they are made.
+                versions.advance()
+                change = LocalChange(before: old, after: data, version: versions.value)
+            }
+            return result
+        }
+        return (result, change)
+    }
+
+    /// The visitor's data (numbered as a change no newer than it): the local copy, else what its
+    /// pending write keeps when the local store evicted it.
+    func currentData(_ key: VisitorKey) -> (data: VisitorData, version: UInt64)? {
+        let version = versions.value
+        if let data = local.data(for: key) { return (data, version) }
+        return state.withValue { state in state.dirty[key].map { ($0.latest, $0.version) } }
+    }
+
+    /// Keeps `change` as the latest data of a visitor whose write is pending, unless a later
+    /// change is kept already.
+    func keepLatest(_ key: VisitorKey, _ change: LocalChange?) {
+        guard let change else { return }
+        state.withValue { state in
+            guard let pending = state.dirty[key], change.version > pending.version else { return }
+            state.dirty[key]!.latest = change.after
+            state.dirty[key]!.version = change.version
+        }
     }
 
     /// Drops the decisions that have awaited their claim longer than ``claimWait`` (the writes
@@ -200,7 +245,8 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
 
     /// Writes every pending change now (whether or not the backend is in an outage), waits for
     /// writes already on their way, then flushes the local store; returns how many visitors
-    /// this call wrote to the backend.
+    /// this call wrote to the backend. Changes it could not write stay pending, and one line
+    /// says how many and why (they are lost if the process exits, as at a shutdown).
     public func flush() async -> Int {
         var written = 0
         while let batch = takeBatch() {
@@ -208,8 +254,19 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
             written += batch.count
         }
         await waitForWrites { !$0.isEmpty }
+        reportUnwritten()
         _ = await local.flush()
         return written
+    }
+
+    /// Logs the visitors whose changes a flush left unwritten, and why.
+    func reportUnwritten() {
+        let now = clock.elapsed
+        let (left, outage) = state.withValue { ($0.dirty.count, $0.outage) }
+        guard left > 0 else { return }
+        let why = outage.map { "unreachable since \(Self.seconds(now - $0.since)) s (\($0.reason))" } ?? "its writes failed"
+        log.warn("shared visitor store: flushed with \(left) visitor(s)' changes not written to \(backendName): \(why); "
+            + "they stay pending in this instance only, and are lost if it exits now")
     }
 
     /// Finishes loading the local store.
@@ -238,32 +295,50 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
     public var firstDecisionClaim: FirstDecisionClaim { options.firstDecisionClaim }
 
     public func load(_ key: VisitorKey) async -> VisitorLoadResult {
-        if let reason = skippedDuringOutage() { return loadFailed(reason) }
+        if let reason = skippedDuringOutage() { return loadFailed(key, reason) }
         let started = clock.elapsed
         let stored: VisitorData?
         do {
             stored = try await backend.load(key)
         } catch {
             noteFailure(error, startedAt: started)
-            return loadFailed("\(error)")
+            return loadFailed(key, "\(error)")
         }
-        let unsaved = state.withValue { state -> Bool in
+        let (unsaved, kept) = state.withValue { state -> (Bool, VisitorData?) in
             state.counters.loads += 1
             if stored != nil { remember(key, &state) }
-            return state.dirty[key] != nil || state.inFlight[key] != nil
+            return (state.dirty[key] != nil || state.inFlight[key] != nil, state.dirty[key]?.latest)
         }
         noteSuccess(startedAt: started)
-        guard let stored else { return .notFound }
-        local.update(key) { data in
+        guard let stored else {
+            restoreEvicted(key, kept)
+            return .notFound
+        }
+        let (_, change) = changeLocal(key) { data in
+            if data.isEmpty, let kept { data = kept }
             data = data.isEmpty ? stored : Self.merged(stored: stored, local: data, localUnsaved: unsaved)
         }
+        if unsaved { keepLatest(key, change) }
         return .loaded
     }
 
-    func loadFailed(_ reason: String) -> VisitorLoadResult {
-        state.withValue { $0.counters.loadFailures += 1 }
+    func loadFailed(_ key: VisitorKey, _ reason: String) -> VisitorLoadResult {
+        let kept = state.withValue { state -> VisitorData? in
+            state.counters.loadFailures += 1
+            return state.dirty[key]?.latest
+        }
+        restoreEvicted(key, kept)
         warn("load", "visitor data could not be loaded (\(reason)); deciding from what this instance holds")
         return .failed(reason)
+    }
+
+    /// Puts back into the local store a visitor it evicted while its write was pending, so that
+    /// it is decided as before.
+    func restoreEvicted(_ key: VisitorKey, _ kept: VisitorData?) {
+        guard let kept else { return }
+        local.update(key) { data in
+            if data.isEmpty { data = kept }
+        }
     }
 
     @discardableResult
@@ -343,9 +418,10 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
 
     /// A decision whose claim failed: written behind like any change (first writer wins).
     func unclaimed(_ key: VisitorKey, _ experience: InternedId) {
-        guard state.withValue({ Self.stopAwaiting(key, experience, &$0) }), var base = local.data(for: key) else { return }
+        guard state.withValue({ Self.stopAwaiting(key, experience, &$0) }), let current = currentData(key) else { return }
+        var base = current.data
         base.removeVariation(forExperience: experience)
-        markDirty(key, base: base, renewed: false)
+        markDirty(key, base: base, renewed: false, latest: current.data, version: current.version)
     }
 
     /// Removes a decision from those awaiting their claim; `false` when it was not there.
