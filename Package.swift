@@ -83,7 +83,10 @@ let package = Package(
         // Adapters.
         .target(name: "ConvertMemory", dependencies: ["ConvertStorage", "ConvertVisitorTable", "ConvertSynchronization"], path: "Adapters/ConvertMemory"),
         .target(name: "ConvertFileStorage", dependencies: ["ConvertHashing", "ConvertJSON", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor", "ConvertVisitorTable"],
-                path: "Adapters/ConvertFileStorage"),
+                path: "Adapters/ConvertFileStorage",
+                // Its own privacy manifest: the `stat()` calls (file timestamps) are made here,
+                // and an app may link this product without the umbrella.
+                resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "ConvertURLSessionTransport", dependencies: ["ConvertTransport", "ConvertSynchronization"],
                 path: "Adapters/ConvertURLSessionTransport"),
         // A local visitor store written behind to a shared VisitorDataBackend (several instances).

@@ -1,6 +1,7 @@
 import ConvertCore
 import ConvertEnvironment
 import ConvertSynchronization
+import Dispatch
 
 /// How the SDK behaves in an app's life.
 public struct AppOptions: Sendable, Hashable {
@@ -14,13 +15,17 @@ public struct AppOptions: Sendable, Hashable {
     /// The config's age past which returning to the foreground refreshes it; `nil` takes the
     /// configuration's refresh interval (`dataRefreshIntervalMs`).
     public var refreshAfter: Duration?
+    /// In an app extension, the app group whose container holds the SDK's storage directory:
+    /// the background session of an extension uploads only from that container.
+    public var sharedContainerIdentifier: String?
 
     /// Options with the SDK's defaults: 25 seconds for the background flush, 2 for the last one.
     public init(backgroundFlushDeadline: Duration = .seconds(25), terminateFlushDeadline: Duration = .seconds(2),
-                refreshAfter: Duration? = nil) {
+                refreshAfter: Duration? = nil, sharedContainerIdentifier: String? = nil) {
         self.backgroundFlushDeadline = backgroundFlushDeadline
         self.terminateFlushDeadline = terminateFlushDeadline
         self.refreshAfter = refreshAfter
+        self.sharedContainerIdentifier = sharedContainerIdentifier
     }
 }
 
@@ -29,8 +34,9 @@ public struct AppOptions: Sendable, Hashable {
 /// before termination. Holds the SDK weakly: the app owns it.
 final class AppLifecycleObserver: Sendable {
     private struct State {
-        /// The grant of the latest move to the background, with its flush, while it lasts.
-        var current: (id: UInt64, grant: BackgroundTimeGrant, flush: Task<Void, Never>?)?
+        /// The grant of the latest move to the background, with its flush, while it lasts; its
+        /// grant is `nil` while being asked for, and `refused` set when the system said no then.
+        var current: (id: UInt64, grant: BackgroundTimeGrant?, flush: Task<Void, Never>?, refused: Bool)?
         var nextId: UInt64 = 0
     }
 
@@ -70,22 +76,32 @@ final class AppLifecycleObserver: Sendable {
             // once; the work is done when it really goes to the background.
             break
         case .willTerminate:
-            let deadline = options.terminateFlushDeadline
-            Task { await sdk.flush(timeout: deadline) }
+            terminating(sdk)
         }
     }
 
     /// Asks for background time and flushes within the deadline; the time is given back as
     /// soon as the flush is over, or when the system takes it back first (the flush is then
-    /// abandoned: its events stay journaled, and a batch on the wire keeps its outcome).
+    /// abandoned: its events stay journaled, and a batch on the wire keeps its outcome). When
+    /// the system refuses the time, nothing is started.
     private func enteredBackground(_ sdk: ConvertSwiftSDK) {
         endBackgroundTime()
         let id = state.withValue { state in
             defer { state.nextId += 1 }
+            // Recorded before asking: a refusal may come back before the grant does.
+            state.current = (state.nextId, nil, nil, false)
             return state.nextId
         }
         let grant = source.beginBackgroundTime { [weak self] in self?.endBackgroundTime(id) }
-        state.withValue { $0.current = (id, grant, nil) }
+        let refused = state.withValue { state -> Bool in
+            guard let current = state.current, current.id == id, !current.refused else { return true }
+            state.current?.grant = grant
+            return false
+        }
+        if refused {
+            grant.end()
+            return
+        }
         let deadline = options.backgroundFlushDeadline
         let flush = Task { [weak self] in
             _ = await sdk.flush(timeout: deadline)
@@ -96,12 +112,35 @@ final class AppLifecycleObserver: Sendable {
         }
     }
 
-    /// Ends the current grant (only the one numbered `id`, when given) exactly once.
+    /// The process ends once the notification's handler returns: the last flush runs in time
+    /// asked for, and the handler waits for it, up to the deadline.
+    private func terminating(_ sdk: ConvertSwiftSDK) {
+        endBackgroundTime()
+        let grant = source.beginBackgroundTime {}
+        let done = DispatchSemaphore(value: 0)
+        let deadline = options.terminateFlushDeadline
+        let flush = Task {
+            _ = await sdk.flush(timeout: deadline)
+            done.signal()
+        }
+        let (seconds, attoseconds) = deadline.components
+        let wait = Double(seconds) + Double(attoseconds) / 1e18
+        // The flush's own deadline is on the SDK's clock; this one on the wall's, a little later.
+        if done.wait(timeout: .now() + wait + 0.25) == .timedOut { flush.cancel() }
+        grant.end()
+    }
+
+    /// Ends the current grant (only the one numbered `id`, when given) exactly once; a grant
+    /// still being asked for is marked refused, and ended when it comes back.
     private func endBackgroundTime(_ id: UInt64? = nil) {
         let ended = state.withValue { state -> (grant: BackgroundTimeGrant, flush: Task<Void, Never>?)? in
             guard let current = state.current, id == nil || current.id == id else { return nil }
+            guard let grant = current.grant else {
+                state.current?.refused = true
+                return nil
+            }
             state.current = nil
-            return (current.grant, current.flush)
+            return (grant, current.flush)
         }
         guard let ended else { return }
         ended.flush?.cancel()

@@ -1,5 +1,6 @@
 @_exported import ConvertAppLifecycle
 import ConvertAppleAdapters
+import ConvertFileStorage
 import ConvertQueue
 import ConvertStorage
 import ConvertSynchronization
@@ -21,68 +22,81 @@ extension ConvertSwiftSDK {
     @MainActor
     public convenience init(configuration: ConvertConfiguration, app options: AppOptions,
                             logSink: any LogSink = StandardErrorLogSink()) {
-        let wiring = AppWiring.platform(configuration)
+        self.init(configuration: configuration, app: options, platform: .current(options), logSink: logSink)
+    }
+
+    /// ``init(configuration:app:logSink:)`` on `platform`'s adapters (a test's fakes).
+    package convenience init(configuration: ConvertConfiguration, app options: AppOptions, platform: AppPlatform,
+                             logSink: any LogSink = StandardErrorLogSink()) {
+        let wiring = AppWiring(configuration, platform: platform)
         self.init(configuration: configuration, ports: .live(configuration, logSink: logSink, app: wiring))
-        if wiring.lifecycle != nil || wiring.built.value != nil {
-            connectApp(lifecycle: wiring.lifecycle, backgroundDelivery: wiring.built.value, options: options)
+        if platform.lifecycle != nil || wiring.built.value != nil {
+            connectApp(lifecycle: platform.lifecycle, backgroundDelivery: wiring.built.value, options: options)
         }
     }
 }
 
-/// The Apple adapters an app start wires, none where the frameworks are missing.
+/// The adapters an app start wires: Apple's where their frameworks are, none elsewhere.
+package struct AppPlatform: Sendable {
+    /// The app's lifecycle.
+    package var lifecycle: (any AppLifecycleSource)?
+    /// Where the auto visitor id is kept, in place of the storage directory.
+    package var visitorIdStore: (any VisitorIdStore)?
+    /// Opens the background session named `identifier` with request bodies under `bodies`.
+    package var openSession: (@Sendable (_ identifier: String, _ bodies: URL) -> (any BackgroundUploadSession)?)?
+
+    /// A platform of the given adapters.
+    package init(lifecycle: (any AppLifecycleSource)? = nil, visitorIdStore: (any VisitorIdStore)? = nil,
+                 openSession: (@Sendable (String, URL) -> (any BackgroundUploadSession)?)? = nil) {
+        self.lifecycle = lifecycle
+        self.visitorIdStore = visitorIdStore
+        self.openSession = openSession
+    }
+
+    /// This platform's adapters (each factory is `nil` where its framework is missing).
+    @MainActor
+    static func current(_ options: AppOptions) -> AppPlatform {
+        AppPlatform(
+            lifecycle: NotificationLifecycleSource.uiKit() ?? NotificationLifecycleSource.appKit() ?? NotificationLifecycleSource.watchKit(),
+            visitorIdStore: KeychainVisitorIdStore(),
+            openSession: { identifier, bodies in
+                URLSessionBackgroundUploads(identifier: identifier, bodies: bodies,
+                                            sharedContainerIdentifier: options.sharedContainerIdentifier)
+            })
+    }
+}
+
+/// What an app start builds from its platform for one configuration.
 final class AppWiring: Sendable {
-    let lifecycle: (any AppLifecycleSource)?
     let visitorIdStore: (any VisitorIdStore)?
-    let uploads: (@Sendable () -> any BackgroundUploadSession)?
+    let uploads: (@Sendable () -> (any BackgroundUploadSession)?)?
     /// The background delivery `ConvertPorts.live(_:logSink:directData:transport:visitorStore:app:)` built.
     let built = Locked<BackgroundTrackingDelivery?>(nil)
 
-    init(lifecycle: (any AppLifecycleSource)?, visitorIdStore: (any VisitorIdStore)?,
-         uploads: (@Sendable () -> any BackgroundUploadSession)?) {
-        self.lifecycle = lifecycle
-        self.visitorIdStore = visitorIdStore
-        self.uploads = uploads
+    init(_ configuration: ConvertConfiguration, platform: AppPlatform) {
+        visitorIdStore = platform.visitorIdStore
+        // Only where events are journaled: the ledger and the journal together make a later
+        // launch deliver the rest and repeat no more than the batch on the wire.
+        if let open = platform.openSession, configuration.persistence == .file, !configuration.sdkKey.isEmpty {
+            let directory = configuration.storageDirectory ?? FileStorage.defaultDirectory(for: configuration.sdkKey)
+            let key = String(configuration.sdkKey.map { $0.isLetter || $0.isNumber ? $0 : "-" })
+            let identifier = "com.convert.sdk.tracking." + key
+            let bodies = directory.appendingPathComponent("uploads")
+            uploads = { BackgroundSessions.shared(identifier: identifier) { open(identifier, bodies) } }
+        } else {
+            uploads = nil
+        }
     }
 
     /// A delivery through the background session, when there is one.
     func backgroundDelivery(endpoint: TrackingEndpoint, configuration: ConvertConfiguration, ledger: any ByteStore,
                             log: SDKLog) -> BackgroundTrackingDelivery? {
-        guard let uploads else { return nil }
+        guard let session = uploads?() else { return nil }
         let delivery = BackgroundTrackingDelivery(
-            session: uploads(), endpoint: endpoint,
+            session: session, endpoint: endpoint,
             options: TrackingQueueOptions(batchSize: configuration.eventsBatchSize, requestTimeout: .milliseconds(configuration.requestTimeoutMs)),
             ledger: ledger, log: log)
         built.set(delivery)
         return delivery
-    }
-
-    /// The platform's adapters.
-    @MainActor
-    static func platform(_ configuration: ConvertConfiguration) -> AppWiring {
-        var lifecycle: (any AppLifecycleSource)?
-        var ids: (any VisitorIdStore)?
-        var uploads: (@Sendable () -> any BackgroundUploadSession)?
-        #if canImport(UIKit) && !os(watchOS)
-        lifecycle = NotificationLifecycleSource.uiKit()
-        #elseif canImport(AppKit) && !targetEnvironment(macCatalyst)
-        lifecycle = NotificationLifecycleSource.appKit()
-        #elseif os(watchOS) && canImport(WatchKit)
-        lifecycle = NotificationLifecycleSource.watchKit()
-        #endif
-        #if canImport(Security)
-        ids = KeychainVisitorIdStore()
-        #endif
-        #if canImport(Darwin)
-        // Only where events are journaled: the ledger and the journal together make a later
-        // launch deliver the rest and repeat no more than the batch on the wire.
-        if configuration.persistence == .file, !configuration.sdkKey.isEmpty {
-            let directory = configuration.storageDirectory ?? FileStorage.defaultDirectory(for: configuration.sdkKey)
-            let key = String(configuration.sdkKey.map { $0.isLetter || $0.isNumber ? $0 : "-" })
-            let identifier = "com.convert.sdk.tracking." + key
-            uploads = { URLSessionBackgroundUploads(identifier: identifier, bodies: directory.appendingPathComponent("uploads")) }
-        }
-        #endif
-        _ = configuration
-        return AppWiring(lifecycle: lifecycle, visitorIdStore: ids, uploads: uploads)
     }
 }

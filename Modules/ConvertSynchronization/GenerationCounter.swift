@@ -45,7 +45,7 @@ package final class GenerationCounter: Sendable {
     #endif
 }
 
-#if !(canImport(Synchronization) && !canImport(Darwin))
+// Compiled everywhere (unused where atomics are held directly), so Linux type-checks it.
 private protocol CounterStorage: AnyObject, Sendable {
     func load() -> UInt64
     func advance()
@@ -66,4 +66,3 @@ private final class LockedCounterStorage: CounterStorage {
     func load() -> UInt64 { number.value }
     func advance() { number.withValue { $0 &+= 1 } }
 }
-#endif

@@ -10,6 +10,7 @@ public final class FakeAppLifecycle: AppLifecycleSource, Sendable {
         var handler: (@Sendable (AppLifecycleEvent) -> Void)?
         var expirations: [Int: @Sendable () -> Void] = [:]
         var begun = 0
+        var refuseNext = false
         var ended: [Int: Int] = [:]
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -28,12 +29,20 @@ public final class FakeAppLifecycle: AppLifecycleSource, Sendable {
     }
 
     public func beginBackgroundTime(expired: @escaping @Sendable () -> Void) -> BackgroundTimeGrant {
-        let number = state.withValue { state in
+        let (number, refused) = state.withValue { state in
             state.begun += 1
             state.expirations[state.begun] = expired
-            return state.begun
+            defer { state.refuseNext = false }
+            return (state.begun, state.refuseNext)
         }
+        // As watchOS does: a refusal is told at once, before the grant is even returned.
+        if refused { expired() }
         return BackgroundTimeGrant { [weak self] in self?.ended(number) }
+    }
+
+    /// The system refuses the next grant: its `expired` closure runs before it is returned.
+    public func refuseNextGrant() {
+        state.withValue { $0.refuseNext = true }
     }
 
     /// Posts `event` to the observer, on the caller's thread.
@@ -101,6 +110,7 @@ public final class FakeBackgroundUploadSystem: Sendable {
         var sessions: [String: FakeBackgroundUploadSession] = [:]
         var held: [String: [BackgroundUploadCompletion]] = [:]
         var handlersRun = 0
+        var openedWhileAlive = 0
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -113,9 +123,16 @@ public final class FakeBackgroundUploadSystem: Sendable {
     /// `URLSession` with that identifier does).
     public func session(identifier: String) -> FakeBackgroundUploadSession {
         let session = FakeBackgroundUploadSession(identifier: identifier, system: self)
-        state.withValue { $0.sessions[identifier] = session }
+        state.withValue { state in
+            if state.sessions[identifier] != nil { state.openedWhileAlive += 1 }
+            state.sessions[identifier] = session
+        }
         return session
     }
+
+    /// How many sessions were opened with the identifier of one still alive in the same launch
+    /// (unsafe with `URLSession`: `NSURLSession.h`).
+    public var openedWhileAlive: Int { state.value.openedWhileAlive }
 
     /// The process ends: no session listens any more; uploads go on.
     public func killApp() {
@@ -249,4 +266,129 @@ public final class FakeBackgroundUploadSession: BackgroundUploadSession, Sendabl
     fileprivate func finishEvents() {
         receiver.value.current?.finishedEvents()
     }
+}
+
+/// UIKit's background tasks with a main thread the test runs by hand: ``begin(expiration:)`` and
+/// ``end(_:)`` stand for `beginBackgroundTask` and `endBackgroundTask`, ``onMain(_:)`` queues
+/// work for the main thread, ``runMain()`` runs what is queued, ``expire()`` is the system
+/// running the expiration handler there. It records whether each task ended before its
+/// expiration handler returned (the system kills an app otherwise).
+public final class FakeBackgroundTasks: Sendable {
+    private struct State {
+        var expirations: [Int: @Sendable () -> Void] = [:]
+        var ended: [Int: Int] = [:]
+        var expiring: Int?
+        var endedWhileExpiring: Set<Int> = []
+        var queue: [@Sendable () -> Void] = []
+        var onMain = false
+        var next = 0
+    }
+
+    private let state = Locked(State())
+
+    /// No task begun.
+    public init() {}
+
+    /// Begins a task (on the main thread).
+    public func begin(expiration: @escaping @Sendable () -> Void) -> Int? {
+        state.withValue { state in
+            state.next += 1
+            state.expirations[state.next] = expiration
+            return state.next
+        }
+    }
+
+    /// Ends a task (on the main thread).
+    public func end(_ id: Int) {
+        state.withValue { state in
+            state.ended[id, default: 0] += 1
+            if state.expiring == id { state.endedWhileExpiring.insert(id) }
+        }
+    }
+
+    /// Whether the caller stands on the main thread.
+    public var isMainThread: Bool { state.value.onMain }
+
+    /// Queues `work` for the main thread.
+    public func onMain(_ work: @escaping @Sendable () -> Void) {
+        state.withValue { $0.queue.append(work) }
+    }
+
+    /// How much work waits for the main thread.
+    public var queued: Int { state.value.queue.count }
+
+    /// Runs `body` as the main thread.
+    public func asMain(_ body: () -> Void) {
+        state.withValue { $0.onMain = true }
+        body()
+        state.withValue { $0.onMain = false }
+    }
+
+    /// Runs the queued work, as the main thread.
+    public func runMain() {
+        asMain {
+            while let work = state.withValue({ $0.queue.isEmpty ? nil : $0.queue.removeFirst() }) { work() }
+        }
+    }
+
+    /// The system takes the latest task's time back: its expiration handler runs on the main thread.
+    public func expire() {
+        let latest = state.withValue { state -> (Int, (@Sendable () -> Void)?) in
+            state.expiring = state.next
+            return (state.next, state.expirations[state.next])
+        }
+        asMain { latest.1?() }
+        state.withValue { $0.expiring = nil }
+    }
+
+    /// How many times each task was ended, by number (1 for the first).
+    public var endings: [Int: Int] { state.value.ended }
+
+    /// The tasks ended before their expiration handler returned.
+    public var endedInTime: Set<Int> { state.value.endedWhileExpiring }
+}
+
+/// A Keychain item for one id, with Security's status codes: ``lock()`` makes every call fail
+/// with `errSecInteractionNotAllowed` (a device before its first unlock), ``failNextReads(_:)``
+/// fails the next reads only.
+public final class FakeKeychain: Sendable {
+    private let state = Locked<(data: Data?, locked: Bool, failing: Int, reads: Int)>((nil, false, 0, 0))
+
+    /// An empty item; `id` stored when given.
+    public init(id: String? = nil) {
+        state.withValue { $0.data = id.map { Data($0.utf8) } }
+    }
+
+    /// `SecItemCopyMatching` on the item.
+    public func read() -> (status: Int32, data: Data?) {
+        state.withValue { state in
+            state.reads += 1
+            if state.locked || state.failing > 0 {
+                state.failing = max(0, state.failing - 1)
+                return (-25308, nil)
+            }
+            return state.data.map { (0, $0) } ?? (-25300, nil)
+        }
+    }
+
+    /// `SecItemAdd`, or `SecItemUpdate` when the item exists.
+    public func write(_ data: Data) -> Int32 {
+        state.withValue { state in
+            if state.locked { return -25308 }
+            state.data = data
+            return 0
+        }
+    }
+
+    /// The stored id.
+    public var id: String? { state.value.data.flatMap { String(data: $0, encoding: .utf8) } }
+
+    /// How many reads were made.
+    public var reads: Int { state.value.reads }
+
+    /// Locks (`true`) or unlocks the item.
+    public func lock(_ locked: Bool = true) { state.withValue { $0.locked = locked } }
+
+    /// The next `count` reads fail.
+    public func failNextReads(_ count: Int) { state.withValue { $0.failing = count } }
 }
