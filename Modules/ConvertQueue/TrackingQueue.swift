@@ -71,7 +71,8 @@ public actor TrackingQueue: TrackingSink {
     /// Creates a queue handing its batches to `delivery` and starts its delivery loop; recovered
     /// journal entries go first. Batching, bounds, retries, the journal and refusal judging work
     /// as for HTTP; an event over `options`' byte bound on its own (measured as the tracking API's
-    /// body) is refused when offered, whatever the delivery; the body fields are the HTTP delivery's. Intervals and timeouts are measured on `clock`; `released` is told the size of
+    /// body) is refused when offered, whatever the delivery; the body fields are the HTTP
+    /// delivery's. Intervals and timeouts are measured on `clock`; `released` is told the size of
     /// each batch `delivery` reports delivered.
     public init(delivery: any TrackingDelivery, options: TrackingQueueOptions = TrackingQueueOptions(),
                 journal: (any EventJournal)? = nil, log: SDKLog = .silent, clock: any SleepClock = .continuous,
