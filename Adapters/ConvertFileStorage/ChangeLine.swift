@@ -52,6 +52,12 @@ enum ChangeLine {
         list(data.locations, &out)
         out += Array(#","segments":"#.utf8)
         segments(data.segmentValues, &out)
+        // JSON has no NaN or infinity: written null above, listed here so that they read back
+        // (through `JSONDecoder`, as `VisitorData` decodes them).
+        if let values = data.storedSegmentValues, values.values.contains(where: \.holdsNonFinite) {
+            out += Array(#","nonFinite":"#.utf8)
+            json(.array(NonFiniteValues.paths(in: values)), &out)
+        }
         out += Array(#"},"k":"#.utf8)
         string(key, &out)
         out.append(UInt8(ascii: "}"))
@@ -133,6 +139,18 @@ enum ChangeLine {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue {
+    /// Whether a NaN or an infinity is in this value.
+    fileprivate var holdsNonFinite: Bool {
+        switch self {
+        case .number(let number): !number.isFinite
+        case .array(let items): items.contains(where: \.holdsNonFinite)
+        case .object(let members): members.values.contains(where: \.holdsNonFinite)
+        case .string, .bool, .null: false
+        }
     }
 }
 

@@ -221,7 +221,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
                 }
                 if let segments = change.segmentValues {
                     json.removeAll(keepingCapacity: true)
-                    VisitorJSON.append(.object(segments), to: &json)
+                    VisitorJSON.append(.object(NonFiniteValues.listing(in: segments)), to: &json)
                     writer.argument("s")
                     writer.argument(bytes: json)
                 }
@@ -275,7 +275,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         }
         var replaced: [String: Data] = [:]
         if data.hasLocations { replaced["l"] = VisitorJSON.locations(data.locations) }
-        if let segments = data.storedSegmentValues, !segments.isEmpty { replaced["s"] = VisitorJSON.object(segments) }
+        if let segments = data.storedSegmentValues, !segments.isEmpty { replaced["s"] = VisitorJSON.object(NonFiniteValues.listing(in: segments)) }
         if !replaced.isEmpty { commands.append(.hset(key, replaced)) }
         if let ttl { commands.append(.expire(key, ttl: ttl)) }
         return commands
@@ -314,7 +314,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
                 guard case .object(let segments)? = try? JSONParser.parse(value) else {
                     throw InvalidRecord(key: key, reason: "field s is not JSON segments")
                 }
-                data.segmentValues = segments
+                data.segmentValues = NonFiniteValues.restoringListed(in: segments)
                 recognized += 1
             } else if names.count < 5 {
                 names.append(name)

@@ -103,8 +103,10 @@ final class AppLifecycleObserver: Sendable {
             return
         }
         let deadline = options.backgroundFlushDeadline
+        // Not the SDK: a flush waiting for its deadline must not keep a released SDK alive.
+        let flushQueues = sdk.queueFlusher
         let flush = Task { [weak self] in
-            _ = await sdk.flush(timeout: deadline)
+            _ = await flushQueues(deadline)
             self?.endBackgroundTime(id)
         }
         state.withValue { state in

@@ -22,7 +22,8 @@ public final class AppConnection: Sendable {
 }
 
 /// The connections of live SDKs. An SDK is a plain class built by the core, so the app side
-/// is kept beside it rather than in it; entries whose SDK is gone are dropped.
+/// is kept beside it rather than in it; an SDK's entry is dropped, and its connection ended,
+/// when the SDK is released.
 private let connections = Locked<[ObjectIdentifier: (sdk: WeakSDK, connection: AppConnection)]>([:])
 
 extension ConvertSwiftSDK {
@@ -36,12 +37,21 @@ extension ConvertSwiftSDK {
                            options: AppOptions = AppOptions()) -> AppConnection {
         let observer = lifecycle.map { AppLifecycleObserver(sdk: self, source: $0, options: options) }
         let connection = AppConnection(observer: observer, background: backgroundDelivery)
+        let id = ObjectIdentifier(self)
         let replaced = connections.withValue { table in
-            table = table.filter { $0.value.sdk.sdk != nil }
-            defer { table[ObjectIdentifier(self)] = (WeakSDK(self), connection) }
-            return table[ObjectIdentifier(self)]?.connection
+            defer { table[id] = (WeakSDK(self), connection) }
+            return table[id]?.connection
         }
         replaced?.disconnect()
+        // Only this connection's entry goes: a later call replaced it (and ended it) otherwise.
+        whenReleased { [weak connection] in
+            let dropped = connections.withValue { table -> AppConnection? in
+                guard let connection, let entry = table[id], entry.connection === connection else { return nil }
+                table[id] = nil
+                return entry.connection
+            }
+            dropped?.disconnect()
+        }
         return connection
     }
 

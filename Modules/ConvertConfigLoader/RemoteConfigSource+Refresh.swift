@@ -120,6 +120,7 @@ extension RemoteConfigSource {
             await receivers.deliver(ConfigDocument(bytes: bytes, origin: .network))
             return .updated
         case .notModified:
+            recordConfirmation()
             receivers.report(.confirmed)
             return .unchanged
         case .failed(let error):

@@ -15,6 +15,10 @@ import Foundation
 /// - Only 2xx bodies that decode as a config are delivered and cached, verbatim and atomically;
 ///   a 304 keeps the current config (reported as confirmed, never decoded); anything else is
 ///   logged and retried with backoff.
+/// - Beside the cached copy, the time the CDN last sent or confirmed it (a 2xx or a 304) is
+///   kept (`confirmed-<cache name>`, seconds since 1970 as text), so a copy restored at the
+///   next start is as old as that; a copy without it (an earlier version's) is delivered with
+///   no time, and taken as stale.
 /// - Each wait between fetches is the interval times a random factor between 0.9 and 1.1, the
 ///   first one after start included, so instances started together drift apart instead of
 ///   fetching in lockstep.
@@ -115,6 +119,10 @@ public struct RemoteConfigSource: RefreshableConfigSource {
         "config-\(settings.sdkKey)-\(settings.environment ?? "default").json"
     }
 
+    /// The name of the record of when the CDN last sent or confirmed the cached copy; a prefix
+    /// rather than a suffix, so that no cut of a long name makes it the cache entry's.
+    package var confirmationName: String { "confirmed-" + cacheName }
+
     /// The config request, exactly as sent (before the User-Agent stamp).
     package func request(etag: String?, lastModified: String? = nil) throws -> HTTPRequest {
         var base = settings.endpoint
@@ -152,7 +160,7 @@ public struct RemoteConfigSource: RefreshableConfigSource {
         _ = try settings.policy.url(settings.endpoint)
         if let cached = loadCache() {
             status.withValue { $0.delivered = true }
-            await deliver(ConfigDocument(bytes: cached, origin: .cache))
+            await deliver(ConfigDocument(bytes: cached, origin: .cache, confirmedAt: loadConfirmation()))
         }
         let registration = coordinator.register(deliver: deliver, report: report)
         defer { coordinator.unregister(registration) }
@@ -261,11 +269,30 @@ public struct RemoteConfigSource: RefreshableConfigSource {
         }
     }
 
+    /// When the CDN last sent or confirmed the cached copy; `nil` when unknown.
+    private func loadConfirmation() -> Date? {
+        guard let bytes = try? cache?.read(confirmationName),
+              let seconds = Double(String(decoding: bytes, as: UTF8.self)), seconds.isFinite else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Caches `bytes`, then records them confirmed now: a crash in between leaves the new copy
+    /// with an older time, taken as older than it is, never as newer.
     func store(_ bytes: Data) {
         do {
             try cache?.write(bytes, to: cacheName)
+            recordConfirmation()
         } catch {
             log.warn("config cache not written: \(error)")
+        }
+    }
+
+    /// Records that the CDN sent or confirmed the cached copy now.
+    func recordConfirmation() {
+        do {
+            try cache?.write(Data(String(Date().timeIntervalSince1970).utf8), to: confirmationName)
+        } catch {
+            log.warn("config cache confirmation time not written: \(error)")
         }
     }
 }

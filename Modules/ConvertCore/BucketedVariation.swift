@@ -36,8 +36,8 @@ public struct BucketedVariation: Sendable, Hashable {
 public enum ConversionResult: Sendable, Hashable {
     /// Events were queued (`eventCount` of them: the conversion, and the transaction when goal data came).
     case tracked(eventCount: Int)
-    /// The tracking queue refused `eventCount` of the events (full, or the SDK shut down); they
-    /// will never be sent. The conversion is still recorded for dedup.
+    /// The tracking queue refused `eventCount` of the events (full, the SDK shut down, or an
+    /// event too large to send); they will never be sent. The conversion is still recorded for dedup.
     case dropped(eventCount: Int)
     /// The visitor already converted on this goal and nothing new was to be sent.
     case duplicate

@@ -38,9 +38,12 @@ extension ConvertContext {
         let report = VisitorSegments.reportValues(in: properties)
         guard !report.isEmpty else { return }
         guard let decider = begin(call), decider.consented else { return }
+        var refused: [String] = []
         runtime.ports.visitorStore.update(decider.key) { data in
-            data.storeSegmentValues(report)
+            refused = []
+            _ = data.storeSegmentValues(report, refused: &refused)
         }
+        runtime.logRefusedSegments(refused)
     }
 
     /// What the SDK holds for this visitor: sticky decisions (experience id → variation id),

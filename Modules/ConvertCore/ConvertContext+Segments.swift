@@ -5,6 +5,15 @@ import ConvertRules
 import ConvertStorage
 import ConvertVisitor
 
+extension SDKRuntime {
+    /// Logs the segment keys a store left out to keep a visitor's segments within their bound.
+    func logRefusedSegments(_ keys: [String]) {
+        guard !keys.isEmpty else { return }
+        log.warn("segments not stored (\(keys.sorted().joined(separator: ", "))): "
+                 + "a visitor's segment values are limited to \(VisitorData.maximumSegmentBytes) bytes")
+    }
+}
+
 extension ConvertContext {
     /// Sets the visitor's report segments (country, browser, devices, source, campaign,
     /// visitorType, customSegments); keys left `nil` keep their stored value, lists are united
@@ -84,11 +93,14 @@ extension ConvertContext {
             runtime.log.debug("segments: \(call.preview == nil ? "no consent" : "previewing"), nothing stored")
             return
         }
+        var refused: [String] = []
         let updated: VisitorSegments? = runtime.ports.visitorStore.update(call.key) { data in
+            refused = []
             let values = change(data.segmentValues)
-            guard !values.isEmpty, data.storeSegmentValues(values) else { return nil }
+            guard !values.isEmpty, data.storeSegmentValues(values, refused: &refused) else { return nil }
             return data.segments
         }
+        runtime.logRefusedSegments(refused)
         if let updated {
             runtime.events.publish(.segments, .segments(SegmentsPayload(visitorId: visitorId, segments: updated)))
         }

@@ -105,10 +105,14 @@ public final class ConvertContext: Sendable {
     }
 
     private static func store(_ segments: ReportValues, _ runtime: SDKRuntime, _ key: VisitorKey) -> VisitorData {
-        runtime.ports.visitorStore.update(key) { data -> VisitorData in
-            data.storeSegmentValues(segments)
+        var refused: [String] = []
+        let data = runtime.ports.visitorStore.update(key) { data -> VisitorData in
+            refused = []
+            _ = data.storeSegmentValues(segments, refused: &refused)
             return data
         }
+        runtime.logRefusedSegments(refused)
+        return data
     }
 
     /// Whether `id` is empty or only whitespace; an ASCII non-space byte settles it at once.

@@ -4,6 +4,7 @@ import ConvertTracking
 import ConvertModel
 import ConvertRules
 import ConvertStorage
+import ConvertSynchronization
 import Foundation
 
 /// The SDK: holds the config, hands out visitor contexts, announces what happens.
@@ -20,6 +21,8 @@ import Foundation
 public final class ConvertSwiftSDK: Sendable {
     let runtime: SDKRuntime
     private let loader: Task<Void, Never>
+    /// Run when the SDK is released, for what is kept beside it (an app connection).
+    private let releaseHandlers = Locked<[@Sendable () -> Void]>([])
 
     /// Starts an SDK on the given ports; nothing here imports a concrete adapter.
     public init(configuration: ConvertConfiguration, ports: ConvertPorts) {
@@ -40,6 +43,19 @@ public final class ConvertSwiftSDK: Sendable {
         // Contexts may outlive the SDK; their later tracking events are refused, not queued
         // behind a loop nobody will run.
         runtime.ports.trackingSink.stop()
+        for handler in releaseHandlers.value { handler() }
+    }
+
+    /// Runs `handler` when the SDK is released (in its `deinit`, where weak references to it
+    /// already read `nil`).
+    package func whenReleased(_ handler: @escaping @Sendable () -> Void) {
+        releaseHandlers.withValue { $0.append(handler) }
+    }
+
+    /// ``flush(timeout:)`` as a function that holds what it flushes but not the SDK, for work
+    /// that must not keep the SDK alive.
+    package var queueFlusher: @Sendable (Duration) async -> Bool {
+        { [runtime] timeout in await runtime.releaseQueues(timeout: timeout) }
     }
 
     /// The configuration the SDK was started with.

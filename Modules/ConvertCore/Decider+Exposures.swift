@@ -39,7 +39,7 @@ extension Decider {
         let event = TrackingEvent(accountId: installed.accountId, projectId: installed.projectId, visitorId: visitorId,
                                   segments: data.storedSegments,
                                   payload: .bucketing(experienceId: experience.id, variationId: variation.id))
-        runtime.ports.trackingSink.enqueue(event)
+        guard runtime.ports.trackingSink.offer(event) else { return .dropped }
         runtime.announceTracked(event, to: trackingHooks)
         return .tracked
     }
@@ -63,8 +63,10 @@ extension Decider {
 }
 
 extension [ExposureResult] {
-    /// The feature's result from its carriers': tracked when one was, else the first other.
+    /// The feature's result from its carriers': dropped when an event was refused, else tracked
+    /// when one was, else the first other.
     var combined: ExposureResult {
+        if contains(.dropped) { return .dropped }
         if contains(.tracked) { return .tracked }
         if contains(.alreadyTracked) { return .alreadyTracked }
         return first ?? .notDecided

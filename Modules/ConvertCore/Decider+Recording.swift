@@ -101,8 +101,8 @@ extension Decider {
                     visitorId: visitorId, experienceId: plan.id, experienceKey: plan.key, variationId: variation.id,
                     variationKey: variation.key), event, pending: pending)
             } else {
-                if let event {
-                    runtime.ports.trackingSink.enqueue(event)
+                // A refused event (too large, queue full) was never tracked: the hooks are not told.
+                if let event, runtime.ports.trackingSink.offer(event) {
                     runtime.announceTracked(event, to: trackingHooks)
                 }
                 events.publish(.bucketing, listening: listening, .bucketing(BucketingPayload(
@@ -137,8 +137,7 @@ extension Decider {
                 return
             }
             // Unreachable shared store: the local decision stands and is tracked here.
-            if let event {
-                runtime.ports.trackingSink.enqueue(event)
+            if let event, runtime.ports.trackingSink.offer(event) {
                 runtime.announceTracked(event, to: hooks)
             }
             runtime.events.publish(.bucketing, listening: listening, .bucketing(bucketing))

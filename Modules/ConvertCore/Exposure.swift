@@ -22,6 +22,10 @@ public enum Exposure: Sendable, Hashable {
 public enum ExposureResult: Sendable, Hashable {
     /// The bucketing event was queued now.
     case tracked
+    /// The bucketing event was refused by the tracking queue (too large to send, the queue
+    /// full, or the SDK shut down) and will never be sent; the exposure counts as sent, as a
+    /// refused conversion counts for dedup.
+    case dropped
     /// It was sent before: by an earlier call, before a restart, or by another instance on the
     /// same shared visitor store.
     case alreadyTracked

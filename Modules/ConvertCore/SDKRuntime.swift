@@ -166,7 +166,7 @@ final class SDKRuntime: Sendable {
     func install(_ document: ConfigDocument) {
         if current?.bytes == document.bytes {
             log.debug("config from \(document.origin.rawValue) unchanged")
-            configConfirmed()
+            configConfirmed(document)
             return
         }
         let decoded: DecodedConfig
@@ -209,7 +209,7 @@ final class SDKRuntime: Sendable {
             }
             return (previous, changed)
         }
-        configConfirmed()
+        configConfirmed(document)
         if previous == nil {
             log.info("config installed from \(document.origin.rawValue): \(decoded.config.experiences.count) experiences",
                      metadata: ["convert.origin": document.origin.rawValue])

@@ -38,7 +38,8 @@ public enum SDKStatus: Sendable, Hashable {
 
 /// What the runtime knows of its config's freshness.
 struct ConfigFreshness {
-    /// The sleep clock's reading when a config was last installed, re-delivered or confirmed.
+    /// The sleep clock's reading when a config was last installed, re-delivered or confirmed;
+    /// before the clock's origin (negative) for a cached config confirmed before the start.
     var confirmedAt: Duration?
     /// Failed attempts to get a config since the SDK started.
     var failures = 0
@@ -54,12 +55,39 @@ extension SDKRuntime {
         let (confirmedAt, lastFailure) = freshness.withValue { ($0.confirmedAt, $0.lastFailure) }
         if let confirmedAt {
             let age = now - confirmedAt
-            let staleAfter = Duration.milliseconds(2 * max(1000, configuration.dataRefreshIntervalMs))
             guard age > staleAfter else { return .ready(configAge: age) }
             return .stale(configAge: age, cause: lastFailure ?? "no fresh config for \(age)")
         }
         if case .failure(let error)? = readiness.settled { return .failed(cause: error.description) }
         return .starting
+    }
+
+    /// The age past which the config is stale: twice the refresh interval.
+    var staleAfter: Duration { .milliseconds(2 * max(1000, configuration.dataRefreshIntervalMs)) }
+
+    /// Notes that `document` was installed or re-delivered: a cached copy is as old as the CDN's
+    /// last confirmation of it (the time unknown, as old as a stale config), any other is new.
+    /// A cached copy never makes the config in hand younger.
+    func configConfirmed(_ document: ConfigDocument) {
+        guard document.origin == .cache else { return configConfirmed() }
+        let now = ports.sleepClock.elapsed
+        let age: Duration, cause: String?
+        if let confirmedAt = document.confirmedAt {
+            // The wall clock set back since the confirmation reads as no age, not a negative one.
+            let seconds = max(0, Date().timeIntervalSince(confirmedAt))
+            age = .milliseconds(Int64(min(seconds, 1e12) * 1000))
+            cause = nil
+        } else {
+            age = staleAfter + .seconds(1)
+            cause = "the cached config's age is unknown (cached by an earlier version)"
+        }
+        freshness.withValue {
+            let restored = now - age
+            if let confirmedAt = $0.confirmedAt, confirmedAt >= restored { return }
+            $0.confirmedAt = restored
+            $0.lastFailure = cause
+        }
+        announceStatus()
     }
 
     /// Notes that the config in hand is current (installed, re-delivered or confirmed).

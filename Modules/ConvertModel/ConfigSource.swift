@@ -16,11 +16,17 @@ public struct ConfigDocument: Sendable, Hashable {
     public let bytes: Data
     /// Where the bytes came from.
     public let origin: Origin
+    /// For a cached copy, when the CDN last sent or confirmed these bytes: the config is as old
+    /// as that. `nil` on a cached copy means the time is unknown (a cache written by an earlier
+    /// version), and the SDK takes the copy as stale; documents of other origins are as new as
+    /// their delivery.
+    public let confirmedAt: Date?
 
-    /// A document of `bytes` from `origin`.
-    public init(bytes: Data, origin: Origin) {
+    /// A document of `bytes` from `origin`, confirmed by the CDN at `confirmedAt` (see ``confirmedAt``).
+    public init(bytes: Data, origin: Origin, confirmedAt: Date? = nil) {
         self.bytes = bytes
         self.origin = origin
+        self.confirmedAt = confirmedAt
     }
 }
 

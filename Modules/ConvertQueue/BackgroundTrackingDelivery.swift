@@ -9,7 +9,8 @@ import Foundation
 /// upload on while the app is suspended, and the batch counts as delivered only when its
 /// outcome comes back.
 ///
-/// An upload's events are written to a small ledger (a ``ByteStore``) before it starts. When a
+/// An upload's events are written to a small ledger (a ``ByteStore``) before it starts (one
+/// write of that upload's events; its end removes them). When a
 /// launch ends during an upload, the queue's journal still holds the events; on the next start
 /// the delivery learns the outcomes of the earlier launch's uploads (waiting up to
 /// `reconcileTimeout`) and leaves the delivered ones out of the batches it sends again, so
@@ -121,7 +122,7 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
         }
         request.setHeader("User-Agent", ConvertAgent.userAgent)
         let label = UUID().uuidString
-        record { $0.append(.init(label: label, events: rest, delivered: false, carried: 0)) }
+        record(.open) { $0.append(.init(label: label, events: rest, delivered: false, carried: 0)) }
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<BackgroundUploadCompletion?, Never>) in
             state.withValue { $0.waiters[label] = continuation }
             do {
@@ -140,7 +141,7 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
                 if state.waiters[label] != nil { state.timers[label] = timer } else { timer.cancel() }
             }
         }
-        record { $0.removeAll { $0.label == label } }
+        record(.open) { $0.removeAll { $0.label == label } }
         let answer: TrackingDeliveryAnswer
         if let response = outcome?.response {
             answer = HTTPTrackingDelivery.answer(for: response)
@@ -204,7 +205,7 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
             return (Array(unsettled), delivered)
         }
         for label in unsettled where pending.contains(label) { session.cancel(label: label) }
-        record { _ in }
+        record(.all) { _ in }
         if delivered > 0 || !unsettled.isEmpty {
             log.info("background delivery: \(delivered) event(s) of an earlier launch delivered, "
                      + "\(unsettled.count) upload(s) unsettled and sent again")
@@ -241,7 +242,7 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
     /// Forgets delivered copies once a batch holding them again is settled.
     private func consume(_ matched: [TrackingEvent]) {
         guard !matched.isEmpty else { return }
-        record { entries in
+        record(.delivered) { entries in
             var left = EventTally()
             left.add(matched)
             for index in entries.indices where entries[index].delivered {
@@ -254,14 +255,14 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
         state.withValue { $0.deliveredEarlier.remove(matched) }
     }
 
-    /// Changes the ledger's entries and writes them.
-    private func record(_ change: (inout [BackgroundUploadLedger.Entry]) -> Void) {
+    /// Changes the ledger's entries and writes those of `part`, the only ones `change` touches.
+    private func record(_ part: BackgroundUploadLedger.Part, _ change: (inout [BackgroundUploadLedger.Entry]) -> Void) {
         let entries = state.withValue { state in
             change(&state.entries)
             return state.entries
         }
         do {
-            try ledger.save(entries)
+            try ledger.save(entries, part)
         } catch {
             log.error("background delivery ledger not written (a batch may be sent twice after a restart): \(error)")
         }

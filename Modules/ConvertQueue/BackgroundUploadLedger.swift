@@ -8,6 +8,10 @@ import Foundation
 /// An entry is written before its upload starts and removed when its outcome is known; an
 /// entry whose upload was delivered while no process listened is kept, marked delivered, until
 /// the journal's copies of its events are acknowledged (a kill in between loses nothing).
+///
+/// The two kinds are kept apart: uploads under way in one blob, delivered entries carried from
+/// an earlier launch in another, so that an upload's start and end write its own events (one
+/// write, then a removal) and never the carried ones again.
 struct BackgroundUploadLedger {
     struct Entry: Codable, Equatable {
         let label: String
@@ -19,23 +23,56 @@ struct BackgroundUploadLedger {
         var carried: Int
     }
 
+    /// Which entries a change touched.
+    enum Part {
+        /// Uploads under way (not delivered).
+        case open
+        /// Delivered entries carried from an earlier launch.
+        case delivered
+        /// Both.
+        case all
+    }
+
+    /// The delivered entries (every entry, in the layout of earlier versions).
     static let name = "background-uploads.json"
+    /// The uploads under way.
+    static let openName = "background-uploads-open.json"
     static let maximumCarried = 3
 
     let store: any ByteStore
 
+    /// Every entry; one in both blobs (a write of both cut short) counts once, delivered if
+    /// either says so.
     func load() -> [Entry] {
-        guard let data = try? store.read(Self.name), let entries = try? JSONDecoder().decode([Entry].self, from: data) else {
+        var entries: [Entry] = []
+        for entry in read(Self.name) + read(Self.openName) {
+            if let index = entries.firstIndex(where: { $0.label == entry.label }) {
+                if entry.delivered { entries[index] = entry }
+            } else {
+                entries.append(entry)
+            }
+        }
+        return entries
+    }
+
+    /// Writes the entries of `part` (out of `entries`, all of them), the delivered ones first.
+    func save(_ entries: [Entry], _ part: Part) throws {
+        if part != .open { try write(entries.filter(\.delivered), to: Self.name) }
+        if part != .delivered { try write(entries.filter { !$0.delivered }, to: Self.openName) }
+    }
+
+    private func read(_ name: String) -> [Entry] {
+        guard let data = try? store.read(name), let entries = try? JSONDecoder().decode([Entry].self, from: data) else {
             return []
         }
         return entries
     }
 
-    func save(_ entries: [Entry]) throws {
+    private func write(_ entries: [Entry], to name: String) throws {
         if entries.isEmpty {
-            try store.remove(Self.name)
+            try store.remove(name)
         } else {
-            try store.write(try JSONEncoder().encode(entries), to: Self.name)
+            try store.write(try JSONEncoder().encode(entries), to: name)
         }
     }
 }

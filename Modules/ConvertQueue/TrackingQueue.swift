@@ -1,6 +1,7 @@
 import ConvertEnvironment
 import ConvertStorage
 import ConvertTracking
+import ConvertVisitor
 import Foundation
 
 /// Batches tracking events and delivers them to the tracking API, losing none.
@@ -19,7 +20,9 @@ import Foundation
 ///
 /// Drop policy: when `capacity` events are pending, or after ``shutdown(timeout:)`` or
 /// ``stop()``, new events are refused, counted in ``TrackingCounters/dropped`` and logged at
-/// most once per 10 seconds; pending events are never evicted.
+/// most once per 10 seconds; pending events are never evicted. An event that alone would make a
+/// request body over `maximumBatchBytes` can never be sent: it is refused in the same way when
+/// offered, so ``offer(_:)`` answers `false` for it.
 public actor TrackingQueue: TrackingSink {
     struct Entry {
         let sequence: UInt64?
@@ -67,8 +70,9 @@ public actor TrackingQueue: TrackingSink {
 
     /// Creates a queue handing its batches to `delivery` and starts its delivery loop; recovered
     /// journal entries go first. Batching, bounds, retries, the journal and refusal judging work
-    /// as for HTTP; `options`' body fields and byte bound are the HTTP delivery's and are not
-    /// read here. Intervals and timeouts are measured on `clock`; `released` is told the size of
+    /// as for HTTP; an event over `options`' byte bound on its own (measured as the tracking API's
+    /// body) is refused when offered, whatever the delivery; the body fields are the HTTP
+    /// delivery's. Intervals and timeouts are measured on `clock`; `released` is told the size of
     /// each batch `delivery` reports delivered.
     public init(delivery: any TrackingDelivery, options: TrackingQueueOptions = TrackingQueueOptions(),
                 journal: (any EventJournal)? = nil, log: SDKLog = .silent, clock: any SleepClock = .continuous,
@@ -108,8 +112,12 @@ public actor TrackingQueue: TrackingSink {
         _ = offer(event)
     }
 
-    /// ``enqueue(_:)``, saying whether the event was taken (`false`: full or shut down).
+    /// ``enqueue(_:)``, saying whether the event was taken (`false`: full, shut down, or too
+    /// large to send).
     public nonisolated func offer(_ event: TrackingEvent) -> Bool {
+        if let size = oversize(event) {
+            return refuse("a tracking event of \(size) bytes is over the \(options.maximumBatchBytes)-byte request limit")
+        }
         var sequence: UInt64?
         if let journal {
             guard buffer.hasRoom else { return refuse() }
@@ -132,12 +140,46 @@ public actor TrackingQueue: TrackingSink {
         return true
     }
 
-    private nonisolated func refuse() -> Bool {
+    /// Counts a refused event and logs the refusals at most once per 10 s, with `reason` (the
+    /// queue's state when none is given).
+    private nonisolated func refuse(_ reason: @autoclosure () -> String? = nil) -> Bool {
         if let count = buffer.countDrop() {
-            let why = buffer.isOpen ? "tracking queue full (\(options.capacity))" : "tracking queue shut down"
+            let why = reason() ?? (buffer.isOpen ? "tracking queue full (\(options.capacity))" : "tracking queue shut down")
             log.warn("\(why): \(count) event(s) dropped")
         }
         return false
+    }
+
+    /// The size of the request body `event` would make alone, when over `maximumBatchBytes`;
+    /// `nil` when it fits. Only an event whose text could come near the bound is encoded.
+    nonisolated func oversize(_ event: TrackingEvent) -> Int? {
+        guard Self.sizeBound(event) > options.maximumBatchBytes,
+              let body = try? TrackingBatch.body(of: [event], source: options.source, enrichData: options.enrichData),
+              body.count > options.maximumBatchBytes else { return nil }
+        return body.count
+    }
+
+    /// At least the bytes of `event`'s body alone: every string escaped at worst (6 bytes a
+    /// byte), every number at its longest, the keys and punctuation counted generously.
+    static func sizeBound(_ event: TrackingEvent) -> Int {
+        func text(_ string: String) -> Int { 6 * string.utf8.count + 8 }
+        var bound = 512 + text(event.accountId) + text(event.projectId) + text(event.visitorId)
+        if let segments = event.segments {
+            for string in [segments.country, segments.browser, segments.source, segments.campaign, segments.visitorType] {
+                bound += string.map(text) ?? 0
+            }
+            bound += 64 + (segments.devices ?? []).reduce(0) { $0 + text($1) }
+            bound += 64 + (segments.customSegments ?? []).reduce(0) { $0 + text($1) }
+        }
+        switch event.payload {
+        case .bucketing(let experienceId, let variationId):
+            bound += text(experienceId) + text(variationId)
+        case .conversion(let goalId, let goalData, let bucketingData):
+            bound += text(goalId)
+            for item in goalData ?? [] { bound += 64 + item.valueSizeBound }
+            for (experience, variation) in bucketingData ?? [:] { bound += text(experience) + text(variation) }
+        }
+        return bound
     }
 
     /// Delivers everything pending now; returns when it is settled or after twice the request

@@ -115,36 +115,86 @@ public struct VisitorData: Sendable, Hashable, Codable {
     /// The segment values, or `nil` when none are stored.
     package var storedSegmentValues: [String: JSONValue]? { segmentsBox?.values }
 
+    /// The most a visitor's stored segment values may measure (64 KiB): the UTF-8 bytes of their
+    /// strings and keys, and a few bytes a number, list or object. Every store writes a
+    /// visitor's segments with each change of the visitor (and every tracking event carries
+    /// them), so a value that would take them past this is not stored: the other values of the
+    /// same call are, and the SDK logs the keys left out.
+    public static let maximumSegmentBytes = 65_536
+
     /// Stores report values over the stored ones as the JavaScript SDK does
     /// (``VisitorSegments/storing(_:over:)``); returns whether anything changed.
     @discardableResult
     package mutating func storeSegmentValues(_ values: [String: JSONValue]) -> Bool {
-        let stored = segmentsBox?.values ?? [:]
-        if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
-        return store(merging: values, over: stored)
+        var refused: [String] = []
+        return storeSegmentValues(values, refused: &refused)
     }
 
-    /// Stores `values` merged over `stored` (the values now stored); whether that changed them.
-    private mutating func store(merging values: [String: JSONValue], over stored: [String: JSONValue]) -> Bool {
-        let merged = VisitorSegments.storing(values, over: stored)
-        guard merged != stored else { return false }
+    /// ``storeSegmentValues(_:)``, adding to `refused` the keys left out to keep the segments
+    /// within ``maximumSegmentBytes``.
+    package mutating func storeSegmentValues(_ values: [String: JSONValue], refused: inout [String]) -> Bool {
+        let stored = segmentsBox?.values ?? [:]
+        if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
+        return store(merging: values, over: stored, refused: &refused)
+    }
+
+    /// Stores `values` merged over `stored` (the values now stored), leaving out the largest new
+    /// values while the result is over ``maximumSegmentBytes``; whether that changed them.
+    private mutating func store(merging values: [String: JSONValue], over stored: [String: JSONValue],
+                                refused: inout [String]) -> Bool {
+        var values = values
+        var merged = VisitorSegments.storing(values, over: stored)
+        while Self.segmentBytes(merged) > Self.maximumSegmentBytes,
+              let largest = values.max(by: { Self.segmentBytes($0.value) < Self.segmentBytes($1.value) }) {
+            values[largest.key] = nil
+            refused.append(largest.key)
+            merged = VisitorSegments.storing(values, over: stored)
+        }
+        guard merged != stored, Self.segmentBytes(merged) <= Self.maximumSegmentBytes else { return false }
         segmentValues = merged
         return true
+    }
+
+    private static func segmentBytes(_ values: ReportValues) -> Int {
+        var bytes = 2
+        values.forEach { key, value in bytes += key.utf8.count + 4 + segmentBytes(value) }
+        return bytes
+    }
+
+    /// What `values` measure against ``maximumSegmentBytes``.
+    package static func segmentBytes(_ values: [String: JSONValue]) -> Int {
+        values.reduce(2) { $0 + $1.key.utf8.count + 4 + segmentBytes($1.value) }
+    }
+
+    private static func segmentBytes(_ value: JSONValue) -> Int {
+        switch value {
+        case .string(let text): text.utf8.count + 2
+        case .array(let items): items.reduce(2) { $0 + segmentBytes($1) + 1 }
+        case .object(let members): segmentBytes(members)
+        case .number, .bool, .null: 8
+        }
     }
 
     /// ``storeSegmentValues(_:)`` for report values read in place: a dictionary of them is
     /// built only when they change something.
     @discardableResult
     package mutating func storeSegmentValues(_ values: ReportValues) -> Bool {
+        var refused: [String] = []
+        return storeSegmentValues(values, refused: &refused)
+    }
+
+    /// ``storeSegmentValues(_:)-(ReportValues)``, adding to `refused` the keys left out to keep
+    /// the segments within ``maximumSegmentBytes``.
+    package mutating func storeSegmentValues(_ values: ReportValues, refused: inout [String]) -> Bool {
         let stored = segmentsBox?.values ?? [:]
         if values.allSatisfy({ VisitorSegments.storesAsIs($0, $1, in: stored) }) { return false }
-        if stored.isEmpty {
+        if stored.isEmpty, Self.segmentBytes(values) <= Self.maximumSegmentBytes {
             // Stored as given (``VisitorSegments/storing(_:over:)`` over nothing), into a box
             // found without building the dictionary when another visitor just stored the same.
             segmentsBox = SegmentsBox.interned(values)
             return true
         }
-        return store(merging: values.dictionary, over: stored)
+        return store(merging: values.dictionary, over: stored, refused: &refused)
     }
 
     /// The variation id stored for an experience id.
@@ -283,19 +333,27 @@ public struct VisitorData: Sendable, Hashable, Codable {
     // MARK: Codable, Equatable
 
     private enum CodingKeys: String, CodingKey {
-        case bucketing, goals, exposures, segments, locations
+        case bucketing, goals, exposures, segments, locations, nonFinite
     }
 
+    /// Decodes a record; the numbers listed under `nonFinite` (see ``NonFiniteValues``) are put
+    /// back among the segment values.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let goals = try c.decodeIfPresent(Set<String>.self, forKey: .goals) ?? []
         let exposures = try c.decodeIfPresent(Set<String>.self, forKey: .exposures) ?? []
+        var segments = try c.decodeIfPresent([String: JSONValue].self, forKey: .segments) ?? [:]
+        if let paths = try c.decodeIfPresent([JSONValue].self, forKey: .nonFinite) {
+            segments = NonFiniteValues.restoring(paths, in: segments)
+        }
         self.init(bucketing: try c.decodeIfPresent([String: String].self, forKey: .bucketing) ?? [:],
                   goals: goals.union(exposures.filter(ExposureMarker.isMarker)),
-                  segmentValues: try c.decodeIfPresent([String: JSONValue].self, forKey: .segments) ?? [:],
+                  segmentValues: segments,
                   locations: try c.decodeIfPresent(Set<String>.self, forKey: .locations) ?? [])
     }
 
+    /// Encodes a record; NaN and the infinities among segment values, `null` in JSON, are also
+    /// listed under `nonFinite` (see ``NonFiniteValues``).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(bucketing, forKey: .bucketing)
@@ -304,6 +362,8 @@ public struct VisitorData: Sendable, Hashable, Codable {
         if !exposures.isEmpty { try c.encode(exposures, forKey: .exposures) }
         try c.encode(segmentValues, forKey: .segments)
         try c.encode(locations, forKey: .locations)
+        let nonFinite = NonFiniteValues.paths(in: segmentValues)
+        if !nonFinite.isEmpty { try c.encode(nonFinite, forKey: .nonFinite) }
     }
 
     public static func == (lhs: VisitorData, rhs: VisitorData) -> Bool {

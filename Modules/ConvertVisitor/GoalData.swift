@@ -62,4 +62,16 @@ public struct GoalDataItem: Sendable, Hashable, Codable {
     }
 
     private static func tooLong(_ text: String) -> Bool { text.utf8.count > maximumStringBytes }
+
+    /// At least the bytes of the value as JSON, every string escaped at worst (6 bytes a byte).
+    package var valueSizeBound: Int { Self.sizeBound(value) }
+
+    private static func sizeBound(_ value: JSONValue) -> Int {
+        switch value {
+        case .string(let text): 6 * text.utf8.count + 8
+        case .array(let items): items.reduce(8) { $0 + sizeBound($1) + 1 }
+        case .object(let members): members.reduce(8) { $0 + 6 * $1.key.utf8.count + 8 + sizeBound($1.value) + 1 }
+        case .number, .bool, .null: 32
+        }
+    }
 }

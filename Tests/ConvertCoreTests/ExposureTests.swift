@@ -36,6 +36,16 @@ private struct SharedInstance {
 }
 
 @Suite struct ExposureTests {
+    @Test func anExposureTheQueueRefusesIsAnsweredDropped() async throws {
+        let harness = try await started()
+        let context = qualifyingContext(harness, "manual-refused")
+        _ = try #require(context.variation(forExperience: experienceKey, exposure: .manual))
+        _ = await harness.sink.shutdown(timeout: .seconds(1))
+        #expect(await context.trackExposure(forExperience: experienceKey) == .dropped, "the event will never be sent")
+        #expect(harness.sink.events.isEmpty)
+        #expect(await context.trackExposure(forExperience: experienceKey) == .alreadyTracked, "counted as sent, as a conversion")
+    }
+
     @Test func aManualDecisionSendsNothingUntilItsExposureIsTrackedOnce() async throws {
         let harness = try await started()
         let context = qualifyingContext(harness, "manual-1")

@@ -127,3 +127,25 @@ struct RedisVisitorBackendTests {
         #expect(store.counters.outages == 0, "one record is not the backend")
     }
 }
+
+@Suite(.enabled(if: RedisServer.isAvailable, "redis-server is not installed (looked in PATH, /usr/bin, /usr/sbin)"))
+struct RedisNonFiniteSegmentTests {
+    @Test func nonFiniteSegmentValuesReadBackAsTheyWereSaved() async throws {
+        let server = try RedisServer()
+        let client = RedisClient(configuration: server.configuration(keyPrefix: "nonfinite:"))
+        let key = VisitorKey(accountId: "1", projectId: "2", visitorId: "v")
+        let values: [String: JSONValue] = ["country": .number(.nan), "browser": .number(-.infinity),
+                                           "devices": .array(["tablet", .number(.infinity)])]
+        // Both ways of writing: a whole record, and a change merged in.
+        _ = try await RedisVisitorBackend(client: client).save(key, VisitorData(bucketing: [:], segmentValues: values))
+        let other = VisitorKey(accountId: "1", projectId: "2", visitorId: "w")
+        _ = try await RedisVisitorBackend(client: client).merge([VisitorDataChanges(key: other, all: VisitorData(bucketing: [:], segmentValues: values))])
+        for key in [key, other] {
+            let read = try #require(try await RedisVisitorBackend(client: client).load(key)).segmentValues
+            #expect(read["country"]?.numberValue?.isNaN == true)
+            #expect(read["browser"] == .number(-.infinity))
+            #expect(read["devices"] == .array(["tablet", .number(.infinity)]))
+            #expect(read.count == 3, "the list of non-finite numbers is no segment: \(read)")
+        }
+    }
+}
