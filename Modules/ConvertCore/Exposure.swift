@@ -26,17 +26,18 @@ public enum ExposureResult: Sendable, Hashable {
     /// full, or the SDK shut down) and will never be sent; the exposure counts as sent, as a
     /// refused conversion counts for dedup.
     case dropped
-    /// It was sent before: by an earlier call, before a restart, or by another instance on the
-    /// same shared visitor store.
+    /// It was sent before: by an earlier call, before a restart, by another process on the same
+    /// storage directory, or by another instance on the same shared visitor store.
     case alreadyTracked
     /// The visitor has no stored decision for the experience (never decided, decided with no
-    /// variation, unknown key, SDK not ready, unusable visitor id, or the context previews).
+    /// variation, decided without consent so nothing was stored, unknown key, SDK not ready,
+    /// unusable visitor id, or the context previews).
     case notDecided
     /// The decision was not made with ``Exposure/manual``: its event went out when it was made
     /// (``Exposure/automatic``) or never does (``Exposure/none``).
     case notManual
-    /// Tracking is off for the SDK, or the visitor has not consented; the exposure stays
-    /// pending and can be tracked later.
+    /// Tracking is off for the SDK, or consent was withdrawn after the decision was stored; the
+    /// exposure stays pending and can be tracked later.
     case trackingOff
 }
 
