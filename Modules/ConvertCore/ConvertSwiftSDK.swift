@@ -261,7 +261,7 @@ public final class ConvertSwiftSDK: Sendable {
     ///
     /// ```swift
     /// let report = await sdk.shutdown(timeout: .seconds(5))
-    /// if !report.drained { print("\(report.leftPending) events wait for the next start") }
+    /// if !report.drained { print("\(report.journaled) events wait for the next start, \(report.lost) lost") }
     /// ```
     @discardableResult
     public func shutdown(timeout: Duration) async -> TrackingShutdown {
@@ -269,7 +269,11 @@ public final class ConvertSwiftSDK: Sendable {
         runtime.watchers.close()
         let report = await runtime.ports.trackingSink.shutdown(timeout: timeout)
         await runtime.writeVisitorData()
-        runtime.log.info("shut down: \(report)")
+        if let undelivered = report.undeliveredSummary {
+            runtime.log.warn("shut down: \(undelivered); \(report)")
+        } else {
+            runtime.log.info("shut down: \(report)")
+        }
         return report
     }
 

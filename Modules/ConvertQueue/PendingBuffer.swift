@@ -59,6 +59,11 @@ final class PendingBuffer: Sendable {
         }
     }
 
+    /// Waiting events the journal holds.
+    var waitingJournaled: Int {
+        state.withValue { state in state.entries[state.head...].filter { $0.sequence != nil }.count }
+    }
+
     /// Refuses every later event.
     func close() { state.withValue { $0.open = false } }
 

@@ -63,10 +63,6 @@ public actor TrackingQueue: TrackingSink {
     private var draining = false
     private var refusals = RateLimitedCount()
     private var judge = RefusalJudge()
-    /// Whether a backlog left by failures (or recovered from the journal) is draining: only then
-    /// does a request carry up to `maximumBatchEvents`. Otherwise it carries `batchSize`, so
-    /// a process that exits or is killed repeats at most that many events.
-    private var drainingBacklog = false
 
     /// Creates a queue handing its batches to `delivery` and starts its delivery loop; recovered
     /// journal entries go first. Batching, bounds, retries, the journal and refusal judging work
@@ -89,7 +85,6 @@ public actor TrackingQueue: TrackingSink {
         if let journal {
             let recovered = Self.recoverEvents(from: journal, log: log)
             buffer.recover(recovered)
-            drainingBacklog = recovered.count > options.batchSize
         }
         let handle = workerHandle
         handle.set(Task { [weak self] in await self?.run() })
@@ -145,7 +140,7 @@ public actor TrackingQueue: TrackingSink {
     private nonisolated func refuse(_ reason: @autoclosure () -> String? = nil) -> Bool {
         if let count = buffer.countDrop() {
             let why = reason() ?? (buffer.isOpen ? "tracking queue full (\(options.capacity))" : "tracking queue shut down")
-            log.warn("\(why): \(count) event(s) dropped")
+            log.warn("\(why): \(count) event(s) dropped since the last warning, \(buffer.counters.dropped) in all")
         }
         return false
     }
@@ -226,7 +221,10 @@ public actor TrackingQueue: TrackingSink {
         await workerHandle.finished()
         finishWaiters()
         let counters = buffer.counters
-        return TrackingShutdown(delivered: counters.sent - sentBefore, leftPending: counters.pending, counters: counters)
+        let journaled = journal == nil ? 0 : buffer.waitingJournaled
+            + (units.joined() + sending).filter { $0.sequence != nil }.count
+        return TrackingShutdown(delivered: counters.sent - sentBefore, leftPending: counters.pending, journaled: journaled,
+                                counters: counters)
     }
 
     private func expireWaiter(_ id: UInt64) {
@@ -286,8 +284,11 @@ public actor TrackingQueue: TrackingSink {
                         continue
                     }
                 }
-                if drainingBacklog && buffer.count <= options.batchSize { drainingBacklog = false }
-                batch = buffer.takeBatch(maximum: drainingBacklog ? options.maximumBatchEvents : options.batchSize)
+                // More than a batch waiting means deliveries fall behind (a load, a backlog left by
+                // failures or recovered from the journal): one request then carries what waits, up
+                // to `maximumBatchEvents`, so delivery keeps pace instead of the queue filling.
+                let behind = buffer.count > options.batchSize
+                batch = buffer.takeBatch(maximum: behind ? options.maximumBatchEvents : options.batchSize)
                 if batch.isEmpty { continue }
             }
             // Another process sharing the journal may have forgotten a visitor since.
@@ -329,7 +330,6 @@ public actor TrackingQueue: TrackingSink {
     /// Counts a failed attempt (`retrying` events to be sent again) and returns the wait before the
     /// next: the backoff for `failures`, or the receiver's `after` when longer (up to the cap).
     private func failed(retrying: Int, after: Duration?, failures: inout Int) -> Duration {
-        drainingBacklog = true
         buffer.countFailure(retrying: retrying)
         settleWaiters()
         let backoff = options.backoff

@@ -7,8 +7,10 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     public var batchSize: Int
     /// How long after the first pending event a delivery happens anyway.
     public var releaseInterval: Duration
-    /// The most events one request carries when a backlog left by failed deliveries (or
-    /// recovered from the journal) drains; otherwise a request carries `batchSize`.
+    /// The most events one request carries when more than `batchSize` wait (a load the
+    /// deliveries fall behind, a backlog left by failures or recovered from the journal);
+    /// otherwise a request carries `batchSize`. A process killed mid-request repeats at most
+    /// the one request on the wire.
     public var maximumBatchEvents: Int
     /// The largest request body: a batch over it is split, and an event over it on its own is
     /// dropped and counted (a runaway goal value must not become a 200 MB POST). Read by

@@ -149,22 +149,42 @@ extension TrackingSink {
 public struct TrackingShutdown: Sendable, Hashable, CustomStringConvertible {
     /// Events the server acknowledged during the shutdown.
     public var delivered: Int
-    /// Events not settled by the deadline; journaled ones are sent at the next start.
+    /// Events not settled by the deadline: ``journaled`` of them are sent at the next start,
+    /// the rest are lost.
     public var leftPending: Int
+    /// Of ``leftPending``, the events kept in a journal for the next start (0 without one:
+    /// memory persistence keeps nothing).
+    public var journaled: Int
     /// The sink's counters at the end.
     public var counters: TrackingCounters
 
-    /// A report of `delivered` and `leftPending` events, with the sink's `counters`.
-    public init(delivered: Int, leftPending: Int, counters: TrackingCounters) {
+    /// A report of `delivered` and `leftPending` events, `journaled` of them kept for the next
+    /// start, with the sink's `counters`.
+    public init(delivered: Int, leftPending: Int, journaled: Int = 0, counters: TrackingCounters) {
         self.delivered = delivered
         self.leftPending = leftPending
+        self.journaled = min(journaled, leftPending)
         self.counters = counters
     }
 
     /// Whether everything pending was settled before the deadline.
     public var drained: Bool { leftPending == 0 }
 
-    public var description: String { "delivered \(delivered), left pending \(leftPending) (\(counters))" }
+    /// Events left pending that no journal keeps: lost when the process exits.
+    public var lost: Int { leftPending - journaled }
+
+    /// What a shutdown that did not drain loses, and why; `nil` when it drained.
+    public var undeliveredSummary: String? {
+        guard !drained else { return nil }
+        var parts: [String] = []
+        if journaled > 0 { parts.append("\(journaled) kept in the journal, sent at the next start") }
+        if lost > 0 { parts.append("\(lost) lost (no journal keeps them: memory persistence)") }
+        return "\(leftPending) event(s) not delivered before the deadline: " + parts.joined(separator: ", ")
+    }
+
+    public var description: String {
+        "delivered \(delivered), left pending \(leftPending) (journaled \(journaled)) (\(counters))"
+    }
 }
 
 
