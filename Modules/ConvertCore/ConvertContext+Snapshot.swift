@@ -6,7 +6,9 @@ import Foundation
 extension ConvertContext {
     /// Decides every experience and feature for this visitor, as ``variations(exposure:)`` and
     /// ``features(typeCasting:exposure:)`` do (storing, tracking and announcing the same), and
-    /// returns the decisions as a ``DecisionSnapshot`` for a client to render.
+    /// returns the decisions as a ``DecisionSnapshot`` for a client to render. All are decided
+    /// in one call, on one config, each experience once; each experience says whether its
+    /// bucketing event was sent (``DecisionSnapshot/DecidedExperience/isTracked``).
     ///
     /// An SDK made from the snapshot sends its own bucketing events when the client decides
     /// (``ConvertSwiftSDK/init(snapshot:configuration:ports:)``); take the snapshot with

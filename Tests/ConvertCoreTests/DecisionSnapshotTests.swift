@@ -233,6 +233,16 @@ private final class ConfigSwappingHook: EvaluationHook, Sendable {
     }
 }
 
+/// A hook of every stage that reads each feature's experiences.
+private struct DescribingHook: EvaluationHook {
+    func after(_ context: HookContext, details: EvaluationDetails) throws {
+        if case .feature(let detail) = details, detail.value.isEnabled {
+            #expect(detail.experiences.last?.variant == detail.value.variationKey ?? detail.value.variationId,
+                    "\(context.key): described with the carrier that switched it on")
+        }
+    }
+}
+
 /// A config source delivering what the test yields; once the SDK stops it, it keeps nothing of
 /// the SDK.
 private struct StreamedConfigSource: ConfigSource {
@@ -282,9 +292,11 @@ private func baseline(_ change: (inout [String: Any]) throws -> Void) throws -> 
         #expect(harness.sink.events(for: "manual").count == 1, "snapshots sent nothing more")
     }
 
-    @Test func aSnapshotDecidesEachExperienceOnce() async throws {
+    /// With a hook reading features' experiences, features take the carriers' details.
+    @Test(arguments: [false, true]) func aSnapshotDecidesEachExperienceOnce(hooked: Bool) async throws {
         // A transient audience is matched again at every decision, and each match is announced.
         let harness = try await started { json in try edit(&json, "audiences", at: 0) { $0["type"] = "transient" } }
+        if hooked { harness.sdk.addHook(DescribingHook()) }
         let recorder = await EventRecorder(harness.sdk, events: [.audiences])
         _ = qualifyingContext(harness, "twin").variations()
         _ = try #require(qualifyingContext(harness, "taken").snapshot())
