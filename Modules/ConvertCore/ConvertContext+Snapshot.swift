@@ -1,12 +1,14 @@
 import ConvertModel
 import ConvertRules
-import ConvertSynchronization
+import ConvertStorage
 import Foundation
 
 extension ConvertContext {
     /// Decides every experience and feature for this visitor, as ``variations(exposure:)`` and
     /// ``features(typeCasting:exposure:)`` do (storing, tracking and announcing the same), and
-    /// returns the decisions as a ``DecisionSnapshot`` for a client to render.
+    /// returns the decisions as a ``DecisionSnapshot`` for a client to render. All are decided
+    /// in one call, on one config, each experience once; each experience says whether its
+    /// bucketing event was sent (``DecisionSnapshot/DecidedExperience/isTracked``).
     ///
     /// An SDK made from the snapshot sends its own bucketing events when the client decides
     /// (``ConvertSwiftSDK/init(snapshot:configuration:ports:)``); take the snapshot with
@@ -19,27 +21,44 @@ extension ConvertContext {
     ///
     /// - Returns: `nil` when no config is installed yet or the visitor id is unusable.
     public func snapshot(exposure: Exposure = .automatic) -> DecisionSnapshot? {
-        guard visitorIdProblem == nil else { return nil }
-        // The two calls each read the installed config; a config installed between them would
-        // mix two configs in one snapshot, so that (rare) case is taken again.
-        for attempt in 0..<3 {
-            guard let installed = runtime.current else { return nil }
-            let variations = variations(exposure: exposure)
-            let features = features(exposure: exposure)
-            if runtime.current === installed || attempt == 2 {
-                return snapshot(of: installed, variations, features, exposure: exposure)
-            }
+        // One call: every experience and feature is decided on the config read at its start,
+        // and a carrier experience decided for the variations is not decided again for a feature.
+        guard var decider = begin("snapshot()") else { return nil }
+        let installed = decider.installed
+        var decided = DecidedCarriers()
+        var variations: [BucketedVariation] = []
+        var detail: VariationDetail?
+        for (position, experience) in installed.experiences.enumerated() {
+            let variation = decider.experience(experience.key, at: position, exposure: exposure, detailed: false,
+                                               detail: &detail)
+            let variationIndex = variation.flatMap { experience.variationIndex(id: $0.id) }
+            // As the feature calls would have remembered it: the reason for hooks, the detail for
+            // hooks that read a feature's experiences (both there only when hooks run).
+            decided.remember(position, variationIndex, detail?.reason ?? .default)
+            if let detail { decided.remember(position, detail, variationIndex) }
+            if let variation { variations.append(variation) }
         }
-        return nil
+        let plans = installed.featurePlans
+        var features: [BucketedFeature] = []
+        features.reserveCapacity(plans.count)
+        var featureDetail: FeatureDetail?
+        for position in plans.indices {
+            features.append(decider.feature(plans[position].key, at: position, typeCasting: true, exposure: exposure,
+                                            detailed: false, decided: &decided, detail: &featureDetail))
+        }
+        return snapshot(of: decider, variations, features, exposure: exposure)
     }
 
-    private func snapshot(of installed: InstalledConfig, _ variations: [BucketedVariation],
-                          _ features: [BucketedFeature], exposure: Exposure) -> DecisionSnapshot {
-        let tracking = exposure == .automatic && runtime.isTrackingEnabled && consent == .granted && !isPreviewing
+    private func snapshot(of decider: Decider, _ variations: [BucketedVariation], _ features: [BucketedFeature],
+                          exposure: Exposure) -> DecisionSnapshot {
+        let installed = decider.installed
+        // What this call sends for a decision it makes, and takes a stored decision to have sent
+        // when it was made (a stored decision is never sent again).
+        let sendsAtDecision = exposure == .automatic && decider.trackingEnabled && decider.records
         let experiences = variations.map { decided in
             DecisionSnapshot.DecidedExperience(
                 experienceId: decided.experienceId, experienceKey: decided.experienceKey, variationId: decided.id,
-                variationKey: decided.key, isTracked: tracking && !decided.isForced && !decided.isPreview,
+                variationKey: decided.key, isTracked: decider.exposureSent(decided, sendsAtDecision: sendsAtDecision),
                 changes: decided.changes.map {
                     DecisionSnapshot.Change(id: $0.id, type: $0.type, featureId: $0.featureId, variables: $0.variables)
                 })
@@ -51,35 +70,58 @@ extension ConvertContext {
                 variationKey: feature.variationKey, variables: feature.isEnabled ? feature.variables : [:])
         }
         return DecisionSnapshot(visitorId: visitorId, accountId: installed.config.accountId,
-                                projectId: installed.config.project.id, configRevision: ConfigRevision.of(installed),
+                                projectId: installed.config.project.id, configRevision: installed.revision,
                                 takenAt: Date(), experiences: experiences, features: decidedFeatures,
                                 goals: installed.config.goals.map { DecisionSnapshot.SnapshotGoal(id: $0.id, key: $0.key) })
     }
+}
+
+extension Decider {
+    /// What the visitor's data records of the exposure of `variationId` in `experienceId`: sent
+    /// (by `trackExposure`, here or by another instance on the same visitor data), awaiting
+    /// `trackExposure`, or nothing (`nil`: the decision was made with ``Exposure/automatic`` or
+    /// ``Exposure/none``, or not yet). The one place a snapshot reads exposure records.
+    func recordedExposure(experienceId: String, variationId: String) -> RecordedExposure? {
+        // A marker never interned is in no visitor's data.
+        let pool = IdPool.shared
+        if let sent = pool.existing(ExposureMarker.sent(experienceId: experienceId, variationId: variationId)),
+           stored.containsGoal(sent) {
+            return .sent
+        }
+        if let pending = pool.existing(ExposureMarker.pending(experienceId: experienceId, variationId: variationId)),
+           stored.containsGoal(pending) {
+            return .awaiting
+        }
+        return nil
+    }
+
+    /// Whether the bucketing event of `decided` went out, as this call's decisions left the
+    /// visitor's data: queued by this call for a new decision, recorded as sent, or, for a
+    /// stored decision of which nothing is recorded, sent when it was made if this call would
+    /// send it (`sendsAtDecision`). Forced and previewed variations are never sent.
+    func exposureSent(_ decided: BucketedVariation, sendsAtDecision: Bool) -> Bool {
+        guard !decided.isForced, !decided.isPreview else { return false }
+        if !decided.isStored, sendsAtDecision { return true }
+        switch recordedExposure(experienceId: decided.experienceId, variationId: decided.id) {
+        case .sent: return true
+        case .awaiting: return false
+        case nil: return decided.isStored && sendsAtDecision
+        }
+    }
+}
+
+/// What a visitor's data records of a decision's exposure.
+enum RecordedExposure {
+    /// Its bucketing event was sent.
+    case sent
+    /// It waits for ``ConvertContext/trackExposure(forExperience:)``.
+    case awaiting
 }
 
 /// A config's revision: a 64-bit FNV-1a fingerprint of its document (the config inside a
 /// `{"environment", "data"}` wrapper) written with sorted keys, without the serving timestamp
 /// `_s_t`; the same as `convert generate` writes.
 package enum ConfigRevision {
-    /// The revisions of the last few installed configs, so a snapshot parses its config once,
-    /// not per call. Entries hold their config: a weak reference would make every retain of a
-    /// config on the decision path slower.
-    private static let recent = Locked<[(config: InstalledConfig, revision: String)]>([])
-    private static let remembered = 4
-
-    static func of(_ installed: InstalledConfig) -> String {
-        if let known = recent.withValue({ entries in entries.first { $0.config === installed }?.revision }) {
-            return known
-        }
-        let revision = of(bytes: installed.bytes)
-        recent.withValue { entries in
-            entries.removeAll { $0.config === installed }
-            entries.insert((installed, revision), at: 0)
-            if entries.count > remembered { entries.removeLast(entries.count - remembered) }
-        }
-        return revision
-    }
-
     /// The revision of config bytes; of the bytes themselves when they are not JSON.
     package static func of(bytes: Data) -> String {
         guard let document = try? JSONParser.parse(bytes) else { return fnv1a(bytes) }

@@ -39,6 +39,12 @@ extension ConvertSwiftSDK {
     }
 }
 
+extension ConvertSwiftSDK {
+    /// The object holding the installed config and what decisions need beside it, for tests
+    /// that watch when a config is freed.
+    package var installedConfigObject: AnyObject? { runtime.current }
+}
+
 extension DecisionSnapshot {
     /// The experience in the snapshot whose variation switched `feature` on, if any.
     func carrier(of feature: DecidedFeature) -> DecidedExperience? {

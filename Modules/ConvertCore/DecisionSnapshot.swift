@@ -64,9 +64,18 @@ public struct DecisionSnapshot: Codable, Sendable, Hashable {
         public let variationId: String
         /// The variation's key; `nil` when the config gives none.
         public let variationKey: String?
-        /// Whether the SDK that took the snapshot sends (or sent) the decision's bucketing event
-        /// itself: it was taken with ``Exposure/automatic``, tracking on, the visitor consenting,
-        /// and the variation was neither forced nor previewed.
+        /// Whether the decision's bucketing event was sent when the snapshot was taken, so a
+        /// client must not send it again: queued by the snapshot's own decision (taken with
+        /// ``Exposure/automatic``, tracking on, the visitor consenting), or recorded as sent by
+        /// ``ConvertContext/trackExposure(forExperience:)``, on that SDK or on another sharing its
+        /// visitor data. `false` means not sent yet: a decision with ``Exposure/none``, one with
+        /// ``Exposure/manual`` awaiting its exposure, tracking off, no consent, a forced or a
+        /// previewed variation.
+        ///
+        /// Of a decision stored before the snapshot, the visitor's data records only a manual
+        /// exposure; one stored without such a record counts as sent when it was made if the
+        /// snapshot is taken with ``Exposure/automatic`` (tracking on, the visitor consenting),
+        /// as not sent otherwise. An earlier decision with ``Exposure/none`` is not told apart.
         public let isTracked: Bool
         /// The changes the variation applies, as ``BucketedVariation/changes`` gives them.
         public let changes: [Change]

@@ -4,6 +4,7 @@ import ConvertHashing
 import ConvertModel
 import ConvertRules
 import ConvertStorage
+import ConvertSynchronization
 import Foundation
 
 /// The installed config together with what decisions need alongside it; a class so that
@@ -20,6 +21,16 @@ final class InstalledConfig: Sendable {
     }
     /// The bytes the config was decoded from, so a byte-identical re-fetch is not decoded again.
     let bytes: Data
+    /// The config's ``ConfigRevision``, worked out from ``bytes`` at the first snapshot.
+    var revision: String {
+        revisionMemo.withValue { memo in
+            if let known = memo { return known }
+            let revision = ConfigRevision.of(bytes: bytes)
+            memo = revision
+            return revision
+        }
+    }
+    private let revisionMemo = Locked<String?>(nil)
     /// The account and project every tracking event names, read out of the config once.
     let accountId: String
     let projectId: String

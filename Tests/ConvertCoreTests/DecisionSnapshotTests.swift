@@ -1,4 +1,5 @@
 import ConvertCore
+import ConvertEvents
 import ConvertMemory
 import ConvertModel
 import ConvertRules
@@ -184,5 +185,188 @@ private let visitors = ["snap-1", "snap-2", "snap-3", "snap-4", "snap-5", "snap-
         #expect(ConfigRevision.of(bytes: wrapped) == revision, "the config inside a wrapper")
         json["archived_experiences"] = ["100334665"]
         #expect(ConfigRevision.of(bytes: try JSONSerialization.data(withJSONObject: json)) != revision)
+    }
+}
+
+/// Runs `body` on a Dispatch thread, off the cooperative pool: a hook that blocks there cannot
+/// starve the tasks it waits for.
+private func onDispatchThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
+    }
+}
+
+/// While armed, installs the other of two configs each time the first experience is evaluated,
+/// and waits until it is installed.
+private final class ConfigSwappingHook: EvaluationHook, Sendable {
+    private let source: StubConfigSource
+    private let configs: [Data]
+    private let state = Locked((armed: false, swaps: 0))
+
+    init(source: StubConfigSource, configs: [Data]) {
+        self.source = source
+        self.configs = configs
+    }
+
+    var stages: EvaluationHookStages { .before }
+    var swaps: Int { state.value.swaps }
+
+    func arm(_ armed: Bool) {
+        state.withValue { $0.armed = armed }
+    }
+
+    func before(_ context: HookContext) throws {
+        guard context.flagKind == .experience, context.key == "test-experience-ab-fullstack-1" else { return }
+        let next: Data? = state.withValue { state in
+            guard state.armed else { return nil }
+            state.swaps += 1
+            return configs[state.swaps % configs.count]
+        }
+        guard let next else { return }
+        let installed = DispatchSemaphore(value: 0)
+        let source = self.source
+        Task.detached {
+            await source.push(next)
+            installed.signal()
+        }
+        installed.wait()
+    }
+}
+
+/// A hook of every stage that reads each feature's experiences.
+private struct DescribingHook: EvaluationHook {
+    func after(_ context: HookContext, details: EvaluationDetails) throws {
+        if case .feature(let detail) = details, detail.value.isEnabled {
+            #expect(detail.experiences.last?.variant == detail.value.variationKey ?? detail.value.variationId,
+                    "\(context.key): described with the carrier that switched it on")
+        }
+    }
+}
+
+/// A config source delivering what the test yields; once the SDK stops it, it keeps nothing of
+/// the SDK.
+private struct StreamedConfigSource: ConfigSource {
+    let configs: AsyncStream<Data>
+
+    func run(deliver: @escaping @Sendable (ConfigDocument) async -> Void) async throws {
+        for await bytes in configs { await deliver(ConfigDocument(bytes: bytes, origin: .network)) }
+    }
+}
+
+/// The baseline with `change` applied to its JSON.
+private func baseline(_ change: (inout [String: Any]) throws -> Void) throws -> Data {
+    var json = try #require(try JSONSerialization.jsonObject(with: try Fixtures.data(.cdnConfigBaseline)) as? [String: Any])
+    try change(&json)
+    return try JSONSerialization.data(withJSONObject: json)
+}
+
+@Suite struct DecisionSnapshotTrackingTests {
+    @Test func aManualDecisionIsTrackedOnlyOnceItsExposureIsSent() async throws {
+        let store = MemoryVisitorDataStore()
+        let harness = TestSDK(data: try Fixtures.data(.cdnConfigBaseline), store: store)
+        try await harness.sdk.ready(timeout: .patience)
+        let context = qualifyingContext(harness, "manual")
+        let decided = context.variations(exposure: .manual)
+        #expect(decided.count == 2)
+        let awaiting = try #require(context.snapshot())
+        #expect(awaiting.experiences.map(\.experienceId) == decided.map(\.experienceId))
+        #expect(awaiting.experiences.allSatisfy { !$0.isTracked }, "no exposure sent yet")
+        #expect(harness.sink.events(for: "manual").isEmpty)
+
+        let exposed = decided[0]
+        #expect(await context.trackExposure(forExperience: exposed.experienceKey) == .tracked)
+        #expect(harness.sink.events(for: "manual").map(\.payload)
+                == [.bucketing(experienceId: exposed.experienceId, variationId: exposed.id)])
+        let expected = decided.map { $0.experienceId == exposed.experienceId }
+        for exposure in [Exposure.automatic, .manual, .none] {
+            let taken = try #require(context.snapshot(exposure: exposure))
+            #expect(taken.experiences.map(\.isTracked) == expected, "the one exposure sent, taken with \(exposure)")
+        }
+
+        // Another instance on the same visitor data reads the exposure as sent.
+        let other = TestSDK(data: try Fixtures.data(.cdnConfigBaseline), store: store)
+        try await other.sdk.ready(timeout: .patience)
+        let elsewhere = try #require(qualifyingContext(other, "manual").snapshot(exposure: .none))
+        #expect(elsewhere.experiences.map(\.isTracked) == expected)
+        #expect(other.sink.events(for: "manual").isEmpty)
+        #expect(harness.sink.events(for: "manual").count == 1, "snapshots sent nothing more")
+    }
+
+    /// With a hook reading features' experiences, features take the carriers' details.
+    @Test(arguments: [false, true]) func aSnapshotDecidesEachExperienceOnce(hooked: Bool) async throws {
+        // A transient audience is matched again at every decision, and each match is announced.
+        let harness = try await started { json in try edit(&json, "audiences", at: 0) { $0["type"] = "transient" } }
+        if hooked { harness.sdk.addHook(DescribingHook()) }
+        let recorder = await EventRecorder(harness.sdk, events: [.audiences])
+        _ = qualifyingContext(harness, "twin").variations()
+        _ = try #require(qualifyingContext(harness, "taken").snapshot())
+        _ = qualifyingContext(harness, "last").variation(forExperience: "test-experience-ab-fullstack-1")
+        func announced(_ visitorId: String) -> Int {
+            recorder.payloads(of: .audiences).filter {
+                if case .audiences(let payload) = $0 { payload.visitorId == visitorId } else { false }
+            }.count
+        }
+        // Each subscription gets its events in firing order: once the last one is in, all are.
+        try await eventually("the last decision's audiences") { announced("last") == 1 }
+        #expect(announced("twin") > 0)
+        #expect(announced("taken") == announced("twin"), "decided once each, as variations() decides them")
+    }
+
+    @Test func aConfigInstalledDuringASnapshotDoesNotMixIntoIt() async throws {
+        let original = try Fixtures.data(.cdnConfigBaseline)
+        let changed = try baseline { json in
+            var experiences = try #require(json["experiences"] as? [[String: Any]])
+            let index = try #require(experiences.firstIndex { $0["key"] as? String == "test-experience-ab-fullstack-4" })
+            var variations = try #require(experiences[index]["variations"] as? [[String: Any]])
+            for position in variations.indices {
+                var changes = try #require(variations[position]["changes"] as? [[String: Any]])
+                var data = try #require(changes[0]["data"] as? [String: Any])
+                var variables = try #require(data["variables_data"] as? [String: Any])
+                variables["button-height"] = 41
+                data["variables_data"] = variables
+                changes[0]["data"] = data
+                variations[position]["changes"] = changes
+            }
+            experiences[index]["variations"] = variations
+            json["experiences"] = experiences
+        }
+        let harness = TestSDK(data: original)
+        try await harness.sdk.ready(timeout: .patience)
+        let hook = ConfigSwappingHook(source: harness.source, configs: [original, changed])
+        harness.sdk.addHook(hook)
+        let context = qualifyingContext(harness, "swapped")
+        hook.arm(true)
+        let snapshot = try #require(await onDispatchThread { context.snapshot(exposure: .none) })
+        hook.arm(false)
+        #expect(hook.swaps == 1, "the experience was decided once, while another config was installed")
+        #expect(ConfigRevision.of(bytes: changed) != ConfigRevision.of(bytes: original))
+        #expect(snapshot.configRevision == ConfigRevision.of(bytes: original), "decided on the config installed first")
+        #expect(snapshot.feature(key: "feature-2")?.variables["button-height"] == 40, "its features too")
+        let carrier = try #require(snapshot.experience(key: "test-experience-ab-fullstack-4"))
+        #expect(carrier.changes.first { $0.featureId == "100334" }?.variables["button-height"] == 40)
+    }
+
+    @Test func aReplacedConfigIsFreedAndTheLastOneWithItsSDK() async throws {
+        let (configs, feed) = AsyncStream.makeStream(of: Data.self)
+        defer { feed.finish() }
+        var sdk: ConvertSwiftSDK? = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: ""), ports: ConvertPorts(
+            configSource: StreamedConfigSource(configs: configs), visitorStore: MemoryVisitorDataStore(),
+            visitorIdStore: MemoryVisitorIdStore(), trackingSink: RecordingTrackingSink()))
+        feed.yield(try Fixtures.data(.cdnConfigBaseline))
+        try await sdk!.ready(timeout: .patience)
+        weak let first = sdk!.installedConfigObject
+        #expect(first != nil)
+        #expect(sdk!.createContext(visitorId: "v", attributes: qualifying).snapshot() != nil)
+
+        let archived = try baseline { $0["archived_experiences"] = ["100346442"] }
+        feed.yield(archived)
+        try await eventually("the second config installed") { sdk?.config?.isArchived(experienceId: "100346442") == true }
+        weak let second = sdk!.installedConfigObject
+        let revision = sdk!.createContext(visitorId: "v", attributes: qualifying).snapshot()?.configRevision
+        #expect(revision == ConfigRevision.of(bytes: archived))
+        #expect(first == nil, "the replaced config is freed while its SDK runs")
+        #expect(second != nil)
+        sdk = nil
+        try await eventually("the last config freed with its SDK") { second == nil }
     }
 }
