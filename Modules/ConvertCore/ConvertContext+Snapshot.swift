@@ -92,6 +92,10 @@ extension Decider {
            stored.containsGoal(pending) {
             return .awaiting
         }
+        if let withheld = pool.existing(ExposureMarker.withheld(experienceId: experienceId, variationId: variationId)),
+           stored.containsGoal(withheld) {
+            return .withheld
+        }
         return nil
     }
 
@@ -104,7 +108,7 @@ extension Decider {
         if !decided.isStored, sendsAtDecision { return true }
         switch recordedExposure(experienceId: decided.experienceId, variationId: decided.id) {
         case .sent: return true
-        case .awaiting: return false
+        case .awaiting, .withheld: return false
         case nil: return decided.isStored && sendsAtDecision
         }
     }
@@ -116,6 +120,8 @@ enum RecordedExposure {
     case sent
     /// It waits for ``ConvertContext/trackExposure(forExperience:)``.
     case awaiting
+    /// It was made with ``Exposure/none``: never sent.
+    case withheld
 }
 
 /// A config's revision: a 64-bit FNV-1a fingerprint of its document (the config inside a

@@ -42,6 +42,8 @@ extension Decider {
         let tracks = exposure == .automatic && trackingEnabled
         // Only a manual decision carries a marker: the automatic path interns nothing more.
         let pending = exposure == .manual && decision.isNew ? Self.pendingMarker(plan, decision.variationIndex) : nil
+        // A decision whose event is never sent says so, for snapshots.
+        let withheld = exposure == .none && decision.isNew ? Self.withheldMarker(plan, decision.variationIndex) : nil
         // A variation another instance stored first is kept here too, and tracked there only.
         var adopted: Int?
         // A flag, not the store: the optional existential would be copied and destroyed on every
@@ -81,7 +83,7 @@ extension Decider {
                 } else {
                     data.setVariation(ids.variations[freshIndex], forExperience: ids.experience)
                     outcome.isNew = adopted == nil
-                    if outcome.isNew, let pending { data.setExposureMarker(pending, experienceId: plan.id) }
+                    if outcome.isNew, let marker = pending ?? withheld { data.setExposureMarker(marker, experienceId: plan.id) }
                     // Only a tracking event reads them.
                     if tracks { outcome.segments = data.storedSegments }
                 }
@@ -148,6 +150,12 @@ extension Decider {
     private static func pendingMarker(_ plan: Experience, _ variationIndex: Int?) -> InternedId? {
         guard let variationIndex else { return nil }
         return InternedId(ExposureMarker.pending(experienceId: plan.id, variationId: plan.variations[variationIndex].id))
+    }
+
+    /// The marker of a decision of `variationIndex` in `plan` made with no exposure.
+    private static func withheldMarker(_ plan: Experience, _ variationIndex: Int?) -> InternedId? {
+        guard let variationIndex else { return nil }
+        return InternedId(ExposureMarker.withheld(experienceId: plan.id, variationId: plan.variations[variationIndex].id))
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.

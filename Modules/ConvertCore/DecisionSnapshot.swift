@@ -72,10 +72,10 @@ public struct DecisionSnapshot: Codable, Sendable, Hashable {
         /// ``Exposure/manual`` awaiting its exposure, tracking off, no consent, a forced or a
         /// previewed variation.
         ///
-        /// Of a decision stored before the snapshot, the visitor's data records only a manual
-        /// exposure; one stored without such a record counts as sent when it was made if the
-        /// snapshot is taken with ``Exposure/automatic`` (tracking on, the visitor consenting),
-        /// as not sent otherwise. An earlier decision with ``Exposure/none`` is not told apart.
+        /// Of a decision stored before the snapshot, the visitor's data records a manual or a
+        /// withheld (``Exposure/none``) exposure; an automatic one counts as sent when it was
+        /// made if the snapshot is taken with ``Exposure/automatic`` (tracking on, the visitor
+        /// consenting), as not sent otherwise.
         public let isTracked: Bool
         /// The changes the variation applies, as ``BucketedVariation/changes`` gives them.
         public let changes: [Change]

@@ -58,8 +58,9 @@ public struct VisitorData: Sendable, Hashable, Codable {
         set { replaceSection(1, with: newValue.filter { !ExposureMarker.isMarker($0) }.union(exposureMarkers)) }
     }
 
-    /// The SDK's records of manual exposures, at most one per experience: a decision whose
-    /// exposure waits for `trackExposure`, or an exposure sent. Stores persist and share them
+    /// The SDK's records of exposures not sent at decision time, at most one per experience: a
+    /// decision whose exposure waits for `trackExposure`, an exposure sent by it, or a decision
+    /// made with no exposure. Stores persist and share them
     /// beside the goals (``storedGoals``).
     public var exposureMarkers: Set<String> {
         Set(section(1).lazy.map { InternedId(raw: $0).string }.filter(ExposureMarker.isMarker))
@@ -382,10 +383,16 @@ public struct VisitorData: Sendable, Hashable, Codable {
 package enum ExposureMarker {
     private static let pendingPrefix = "exposure-pending:"
     private static let sentPrefix = "exposure:"
+    private static let withheldPrefix = "exposure-none:"
 
     /// A decision made with a manual exposure whose event waits for `trackExposure`.
     package static func pending(experienceId: String, variationId: String) -> String {
         pendingPrefix + experienceId + "." + variationId
+    }
+
+    /// A decision made with no exposure: its event is never sent.
+    package static func withheld(experienceId: String, variationId: String) -> String {
+        withheldPrefix + experienceId + "." + variationId
     }
 
     /// The exposure sent.
@@ -395,7 +402,7 @@ package enum ExposureMarker {
 
     /// Whether `id` is a marker rather than a goal.
     package static func isMarker(_ id: String) -> Bool {
-        id.hasPrefix(sentPrefix) || id.hasPrefix(pendingPrefix)
+        id.hasPrefix(sentPrefix) || id.hasPrefix(pendingPrefix) || id.hasPrefix(withheldPrefix)
     }
 
     /// The experience id of a marker (`nil` for a goal).
@@ -403,6 +410,8 @@ package enum ExposureMarker {
         let rest: Substring
         if id.hasPrefix(pendingPrefix) {
             rest = id.dropFirst(pendingPrefix.count)
+        } else if id.hasPrefix(withheldPrefix) {
+            rest = id.dropFirst(withheldPrefix.count)
         } else if id.hasPrefix(sentPrefix) {
             rest = id.dropFirst(sentPrefix.count)
         } else {

@@ -292,6 +292,21 @@ private func baseline(_ change: (inout [String: Any]) throws -> Void) throws -> 
         #expect(harness.sink.events(for: "manual").count == 1, "snapshots sent nothing more")
     }
 
+    @Test func aDecisionMadeWithNoExposureIsNeverReportedTracked() async throws {
+        let harness = try await started()
+        let context = qualifyingContext(harness, "withheld")
+        #expect(context.variations(exposure: .none).count == 2)
+        for exposure in [Exposure.automatic, .manual, .none] {
+            let taken = try #require(context.snapshot(exposure: exposure))
+            #expect(taken.experiences.allSatisfy { !$0.isTracked }, "nothing was sent; taken with \(exposure)")
+        }
+        #expect(harness.sink.events(for: "withheld").isEmpty)
+        // An automatic decision of another visitor still reads as sent.
+        let automatic = qualifyingContext(harness, "automatic")
+        #expect(automatic.variations().count == 2)
+        #expect(try #require(automatic.snapshot()).experiences.allSatisfy(\.isTracked))
+    }
+
     /// With a hook reading features' experiences, features take the carriers' details.
     @Test(arguments: [false, true]) func aSnapshotDecidesEachExperienceOnce(hooked: Bool) async throws {
         // A transient audience is matched again at every decision, and each match is announced.
