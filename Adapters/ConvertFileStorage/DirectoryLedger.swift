@@ -13,11 +13,11 @@ import Darwin
 /// What every process on one storage directory must honour, whoever wrote it: visitors
 /// forgotten, and manual exposures already sent.
 ///
-/// One append-only file, `visitors.ledger`, of sealed lines (see ``LineFormat``):
+/// One append-only file, `directory.ledger`, of sealed lines (see ``LineFormat``):
 /// `S <seed> <seed>` first, then `X <hash>` for a forgotten visitor and `E <hash>` for an
 /// exposure recorded once. Only keyed hashes are written, never a visitor id: the seeds are
 /// random per directory, so nobody outside it can make one visitor's hash equal another's.
-/// Appends are made under an advisory lock on `visitors.ledger.lock`, held for one read and
+/// Appends are made under an advisory lock on `directory.ledger.lock`, held for one read and
 /// one write, so a check and the append that follows it are atomic across processes.
 ///
 /// Files that hold visitor records (the change logs, the snapshot, the event journals) say how
@@ -43,8 +43,8 @@ final class DirectoryLedger: @unchecked Sendable {
     static let refreshInterval = Duration.milliseconds(100)
 
     private init(directory: URL) {
-        url = directory.appendingPathComponent("visitors.ledger")
-        lockURL = directory.appendingPathComponent("visitors.ledger.lock")
+        url = directory.appendingPathComponent("directory.ledger")
+        lockURL = directory.appendingPathComponent("directory.ledger.lock")
     }
 
     /// The ledger of `directory`, one per directory in a process.

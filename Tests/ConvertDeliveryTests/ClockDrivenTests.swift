@@ -148,10 +148,10 @@ private func goals(_ request: HTTPRequest) -> [String] {
         for n in 1...5 { #expect(!full.offer(event(n))) }
         clock.advance(by: .seconds(9))
         #expect(!full.offer(event(6)))
-        #expect(logs.messages.filter { $0.contains("dropped") } == ["tracking queue full (1): 1 event(s) dropped"])
+        #expect(logs.messages.filter { $0.contains("dropped") } == ["tracking queue full (1): 1 event(s) dropped since the last warning, 1 in all"])
         clock.advance(by: .seconds(1))
         #expect(!full.offer(event(7)))
-        #expect(logs.messages.filter { $0.contains("dropped") }.last == "tracking queue full (1): 6 event(s) dropped",
+        #expect(logs.messages.filter { $0.contains("dropped") }.last == "tracking queue full (1): 6 event(s) dropped since the last warning, 7 in all",
                 "10 s later the drops since the last line are reported")
 
         // Events of one visitor are refused while the others' are taken: those are given up.

@@ -179,7 +179,8 @@ private func goals(_ events: [TrackingEvent]) -> [String] {
         }
         #expect(await queue.flush(timeout: .patience))
         #expect(Set(goals(delivery.delivered)) == Set(goals(good)), "every good event delivered, none lost behind the bad ones")
-        #expect(delivery.batches.allSatisfy { $0.count <= 8 })
+        // A backlog goes out in requests of up to `maximumBatchEvents`.
+        #expect(delivery.batches.allSatisfy { $0.count <= TrackingQueueOptions().maximumBatchEvents })
         let counters = queue.counters
         #expect(counters.sent == 12 && counters.rejected == 1 && counters.dropped == 2 && counters.pending == 0, "\(counters)")
         #expect(try journal.pending().isEmpty, "given-up and dropped events are acknowledged in the journal")
