@@ -179,7 +179,7 @@ let package = Package(
             name: "ConvertDeliveryTests",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertConfigLoader", "ConvertURLSessionTransport", "JournalProbe",
-                           "ConvertSynchronization",
+                           "ConvertSynchronization", "ConvertEnvironment", "ConvertTracking",
                            "ConvertTransport", "ConvertVisitor", "ConvertStorage"],
             path: "Tests/ConvertDeliveryTests",
             resources: [.copy("Resources")]),
