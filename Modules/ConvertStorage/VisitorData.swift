@@ -60,8 +60,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
 
     /// The SDK's records of exposures not sent at decision time, at most one per experience: a
     /// decision whose exposure waits for `trackExposure`, an exposure sent by it, or a decision
-    /// made with no exposure. Stores persist and share them
-    /// beside the goals (``storedGoals``).
+    /// made with no exposure. Stores persist and share them beside the goals.
     public var exposureMarkers: Set<String> {
         Set(section(1).lazy.map { InternedId(raw: $0).string }.filter(ExposureMarker.isMarker))
     }
