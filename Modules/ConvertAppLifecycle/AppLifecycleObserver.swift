@@ -1,4 +1,5 @@
 import ConvertCore
+import ConvertQueue
 import ConvertEnvironment
 import ConvertSynchronization
 import Dispatch
@@ -46,9 +47,13 @@ final class AppLifecycleObserver: Sendable {
     private let options: AppOptions
     private let refreshAfter: Duration
     private let state = Locked(State())
+    /// The background delivery, told of the app's moves so a deferred upload is left alone.
+    private let background: BackgroundTrackingDelivery?
 
-    init(sdk: ConvertSwiftSDK, source: any AppLifecycleSource, options: AppOptions) {
+    init(sdk: ConvertSwiftSDK, source: any AppLifecycleSource, options: AppOptions,
+         background: BackgroundTrackingDelivery? = nil) {
         reference = WeakSDK(sdk)
+        self.background = background
         self.source = source
         self.options = options
         refreshAfter = options.refreshAfter ?? .milliseconds(max(1000, sdk.configuration.dataRefreshIntervalMs))
@@ -61,6 +66,7 @@ final class AppLifecycleObserver: Sendable {
     }
 
     private func handle(_ event: AppLifecycleEvent) {
+        background?.noteLifecycle(event)
         guard let sdk else { return }
         switch event {
         case .didEnterBackground:

@@ -35,7 +35,7 @@ extension ConvertSwiftSDK {
     @discardableResult
     public func connectApp(lifecycle: (any AppLifecycleSource)?, backgroundDelivery: BackgroundTrackingDelivery? = nil,
                            options: AppOptions = AppOptions()) -> AppConnection {
-        let observer = lifecycle.map { AppLifecycleObserver(sdk: self, source: $0, options: options) }
+        let observer = lifecycle.map { AppLifecycleObserver(sdk: self, source: $0, options: options, background: backgroundDelivery) }
         let connection = AppConnection(observer: observer, background: backgroundDelivery)
         let id = ObjectIdentifier(self)
         let replaced = connections.withValue { table in

@@ -32,6 +32,8 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
         var deliveredEarlier = EventTally()
         var handler: (id: UInt64, run: @Sendable () -> Void)?
         var nextHandlerId: UInt64 = 0
+        /// Whether the app is in the background (see ``noteLifecycle(_:)``).
+        var inBackground = false
     }
 
     private let session: any BackgroundUploadSession
@@ -45,8 +47,9 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
     private let state: Locked<State>
 
     /// A delivery to `endpoint` through `session`, with the body fields and bound of `options`,
-    /// its ledger in `ledger`. `answerTimeout` bounds the wait for one upload's outcome (the
-    /// upload is then cancelled and retried); `reconcileTimeout` the wait for the outcomes of an
+    /// its ledger in `ledger`. `answerTimeout` bounds the wait for one upload's outcome while the
+    /// app is in the foreground (the upload is then cancelled and retried; in the background the
+    /// system's deferral is waited out, see ``noteLifecycle(_:)``); `reconcileTimeout` the wait for the outcomes of an
     /// earlier launch's uploads; `handlerTimeout` how long the system's completion handler is held.
     public init(session: any BackgroundUploadSession, endpoint: TrackingEndpoint, options: TrackingQueueOptions = TrackingQueueOptions(),
                 ledger: any ByteStore, log: SDKLog = .silent, clock: any SleepClock = .continuous,
@@ -98,6 +101,16 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
         return true
     }
 
+    /// Follows the app's life: while it is in the background, an unanswered upload is left to
+    /// the system rather than cancelled at the answer deadline.
+    public func noteLifecycle(_ event: AppLifecycleEvent) {
+        switch event {
+        case .didEnterBackground: state.withValue { $0.inBackground = true }
+        case .didBecomeActive: state.withValue { $0.inBackground = false }
+        case .willResignActive, .willTerminate: break
+        }
+    }
+
     /// Runs the held handler (only the one numbered `id`, when given), at most once.
     private func runHandler(_ id: UInt64?) {
         let handler = state.withValue { state -> (@Sendable () -> Void)? in
@@ -131,11 +144,21 @@ public final class BackgroundTrackingDelivery: TrackingDelivery, Sendable {
                 resume(label, with: BackgroundUploadCompletion(label: label, failure: "not started: \(error)"))
                 return
             }
-            let clock = clock
-            let deadline = clock.elapsed + answerTimeout
+            let clock = clock, answerTimeout = answerTimeout
             let timer = Task { [weak self] in
-                guard (try? await clock.sleep(until: deadline)) != nil, let self, self.resume(label, with: nil) else { return }
-                self.session.cancel(label: label)
+                var deadline = clock.elapsed + answerTimeout
+                while (try? await clock.sleep(until: deadline)) != nil {
+                    guard let delivery = self else { return }
+                    // The system defers uploads of a backgrounded app as it sees fit (an upload
+                    // started there is discretionary): cancelling one would only start another,
+                    // as deferred. The deadline counts again once the app is in the foreground.
+                    if delivery.state.withValue({ $0.inBackground }) {
+                        deadline = clock.elapsed + answerTimeout
+                        continue
+                    }
+                    if delivery.resume(label, with: nil) { delivery.session.cancel(label: label) }
+                    return
+                }
             }
             state.withValue { state in
                 if state.waiters[label] != nil { state.timers[label] = timer } else { timer.cancel() }

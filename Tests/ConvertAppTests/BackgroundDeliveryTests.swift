@@ -125,6 +125,31 @@ private func deliverEverything(_ system: FakeBackgroundUploadSystem, _ queue: Tr
         second.queue.stop()
     }
 
+    @Test func anUploadDeferredInTheBackgroundIsCancelledOnlyOnceTheAppIsBack() async throws {
+        let system = FakeBackgroundUploadSystem()
+        let clock = ManualClock()
+        let delivery = BackgroundTrackingDelivery(session: system.session(identifier: identifier), endpoint: endpoint,
+                                                  ledger: MemoryByteStore(), clock: clock, answerTimeout: .seconds(120))
+        delivery.noteLifecycle(.didEnterBackground)
+        let answer = Task { await delivery.deliver([goal(1)]) }
+        await system.uploadsHeld(1)
+        try await clock.waitForSleepers(1)
+        for _ in 0..<3 {
+            clock.advance(by: .seconds(121))
+            // The deadline is set again rather than the upload cancelled (a cancelled one ends the wait).
+            try await clock.waitForSleepers(1, timeout: .seconds(10))
+        }
+        #expect(system.uploads.count == 1, "the system's deferred upload is left to it while the app is away")
+        delivery.noteLifecycle(.didBecomeActive)
+        clock.advance(by: .seconds(121))
+        let result = await answer.value
+        #expect(system.uploads.isEmpty, "cancelled once the deadline passed in the foreground")
+        guard case .retryLater = result else {
+            Issue.record("expected a retry, got \(result)")
+            return
+        }
+    }
+
     @Test func anUploadUnsettledAtTheReconcileDeadlineIsCancelledAndSentAgain() async throws {
         let killed = await KilledDuringUpload()
         let system = killed.system
