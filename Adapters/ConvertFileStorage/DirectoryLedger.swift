@@ -37,8 +37,7 @@ final class DirectoryLedger: @unchecked Sendable {
     private var forgets: [UInt64: UInt64] = [:]
     /// Each exposure hash with the offset of its line.
     private var exposures: [UInt64: UInt64] = [:]
-    private var lastRefresh: ContinuousClock.Instant?
-    /// How often an unforced ``refresh(force:)`` reads the file: a forget made elsewhere is
+    /// How often a visitor store reads the ledger on its calls: a forget made elsewhere is
     /// honoured on the next call after this time, and at once before a compaction or a send.
     static let refreshInterval = Duration.milliseconds(100)
 
@@ -69,16 +68,11 @@ final class DirectoryLedger: @unchecked Sendable {
         lock.withLock { offset }
     }
 
-    /// Reads what other processes appended since the last read (when `force`, or when
-    /// ``refreshInterval`` has passed since the last read); returns the mark.
+    /// Reads what other processes appended since the last read; returns the mark.
     @discardableResult
-    func refresh(force: Bool = true) -> UInt64 {
+    func refresh() -> UInt64 {
         lock.withLock {
-            let now = ContinuousClock.now
-            if force || lastRefresh.map({ now - $0 >= Self.refreshInterval }) ?? true {
-                lastRefresh = now
-                readNew()
-            }
+            readNew()
             return offset
         }
     }

@@ -52,6 +52,8 @@ final class JournalCore: @unchecked Sendable {
     private var tags: [UInt64: JournalFile.Tag] = [:]
     private var order: [UInt64] = []
     private let ledger: DirectoryLedger
+    /// The directory's visitor hash, known once its seeds are.
+    private let visitorHash: (@Sendable (VisitorKey) -> UInt64)?
     /// Forgets at or past this ledger offset have not been checked against the records yet.
     private var checkedMark: UInt64 = 0
     private var next: UInt64 = 1
@@ -80,6 +82,7 @@ final class JournalCore: @unchecked Sendable {
         } catch {
             log.error("event journal: the directory's ledger cannot be written (a forget may not reach this journal's records): \(error)")
         }
+        visitorHash = ledger.hasher()
         if let owner = try FileLock.acquire(files.ownerLock, create: true) {
             token = nil
             roleLock = owner
@@ -178,7 +181,7 @@ final class JournalCore: @unchecked Sendable {
     }
 
     func append(_ payload: Data, visitor: VisitorKey?) throws -> UInt64 {
-        let tag = visitor.flatMap { key in ledger.hasher().map { JournalFile.Tag(visitor: $0(key), mark: ledger.mark) } }
+        let tag = visitor.flatMap { key in visitorHash.map { JournalFile.Tag(visitor: $0(key), mark: ledger.mark) } }
         return try lock.withLock {
             let sequence = next
             var line: [UInt8] = []
@@ -225,7 +228,7 @@ final class JournalCore: @unchecked Sendable {
 
     func forget(_ visitor: VisitorKey) throws -> [UInt64] {
         try ledger.recordForget(visitor)
-        guard let hash = ledger.hasher()?(visitor) else { return [] }
+        guard let hash = (visitorHash ?? ledger.hasher())?(visitor) else { return [] }
         let erased = try lock.withLock {
             let erased = order.filter { tags[$0]?.visitor == hash && live[$0] != nil }
             for sequence in erased {

@@ -54,6 +54,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// How much of the ledger this store has honoured: every visitor forgotten before it is
     /// gone from `records` and from the files this store writes.
     private var appliedMark: UInt64 = 0
+    private var nextLedgerRead: ContinuousClock.Instant?
 
     /// Opens (or creates) the store in `directory`, keeping at most `capacity` visitors; the
     /// stored visitors are read in the background (see ``prepare()``).
@@ -169,7 +170,11 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// store's files when it held any; reads the ledger only when `force` or when it is due.
     /// Called under `lock`.
     private func honourForgets(force: Bool) {
-        let mark = ledger.refresh(force: force)
+        // Timed under the store's own lock: a call that is not due touches nothing shared.
+        let now = ContinuousClock.now
+        if !force, let next = nextLedgerRead, now < next { return }
+        nextLedgerRead = now + DirectoryLedger.refreshInterval
+        let mark = ledger.refresh()
         guard mark != appliedMark else { return }
         let forgotten = ledger.forgotten(since: appliedMark)
         appliedMark = mark
