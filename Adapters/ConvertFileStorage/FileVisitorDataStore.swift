@@ -50,10 +50,18 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     private let snapshotURL: URL
     private let writer: ChangeWriter
     private let log: SDKLog
+    private let loadEnding: (@Sendable () -> Void)?
 
     /// Opens (or creates) the store in `directory`, keeping at most `capacity` visitors; the
     /// stored visitors are read in the background (see ``prepare()``).
-    public init(directory: URL, capacity: Int = FileVisitorDataStore.defaultCapacity, log: SDKLog = .silent) throws {
+    public convenience init(directory: URL, capacity: Int = FileVisitorDataStore.defaultCapacity, log: SDKLog = .silent) throws {
+        try self.init(directory: directory, capacity: capacity, log: log, loadEnding: nil)
+    }
+
+    /// `loadEnding` runs on the loader thread as its last step while it still holds the store
+    /// (tests pause the thread there).
+    package init(directory: URL, capacity: Int, log: SDKLog, loadEnding: (@Sendable () -> Void)?) throws {
+        self.loadEnding = loadEnding
         try POSIXFile.ensureDirectory(directory)
         self.capacity = max(1, capacity)
         self.log = log
@@ -266,12 +274,14 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
             }
         }
         // The load counts as done only now, with nothing left to do but wake the waiters.
-        return lock.withLock {
+        let ready = lock.withLock {
             loaded = true
             lock.broadcast()
             defer { waiters.removeAll() }
             return waiters
         }
+        loadEnding?()
+        return ready
     }
 
     /// The last record of each key, in the order of those last records.

@@ -49,6 +49,33 @@ import Darwin
         #expect(!reopenLogs.contains("skipped"), "the torn line was cut off")
     }
 
+    /// The loader thread holds the store while it loads. Paused at its very end, it must not keep
+    /// alive a store its caller has dropped: a dropped store writes its changes and gives up the
+    /// directory at once, so the next store opened there owns it (and cuts a torn tail itself).
+    @Test func aStoreDroppedRightAfterItsLoadLetsGoAtOnce() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        do {
+            let store = try FileVisitorDataStore(directory: directory, capacity: 10_000, log: .silent, loadEnding: {
+                paused.signal()
+                // Long enough for the steps below; `prepare()` of a store that waits for its loader
+                // to let go waits this out.
+                _ = resume.wait(timeout: .now() + .seconds(1))
+            })
+            try await offThePool { paused.wait() }
+            await store.prepare()
+            store.update(key("dropped")) { $0.bucketing = ["100": "200"] }
+        }
+        let written = (try? String(contentsOf: directory.appendingPathComponent("visitors.log"), encoding: .utf8)) ?? ""
+        let next = try await open(directory)
+        resume.signal()
+        #expect(written.contains(#""1-2-dropped""#), "the dropped store wrote its change at once")
+        #expect(fileNames(in: directory, prefix: "visitors.log.w-").isEmpty, "the next store owns the directory")
+        #expect(next.data(for: key("dropped"))?.bucketing == ["100": "200"])
+    }
+
     @Test func alteredRecordIsSkippedNeverUsedAltered() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
