@@ -76,6 +76,45 @@ import Darwin
         #expect(next.data(for: key("dropped"))?.bucketing == ["100": "200"])
     }
 
+    #if os(Linux)
+    /// A process starting a child copies every descriptor into it, and the child closes its
+    /// copies only when it runs its program, which a busy machine may delay: such a copy of a
+    /// dropped store's lock must not keep the directory locked, or the next store opened there
+    /// writes beside the dropped one and leaves a torn tail for a later opener to cut.
+    @Test func aCopiedLockDescriptorDoesNotKeepADroppedStoresRole() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var copies: [Int32] = []
+        defer { for copy in copies { close(copy) } }
+        do {
+            let store = try await open(directory)
+            store.update(key("before")) { $0.bucketing = ["100": "200"] }
+            _ = await store.flush()
+            copies = descriptors(of: directory.appendingPathComponent("visitors.log.lock")).map { dup($0) }
+        }
+        #expect(copies.count == 1 && copies.allSatisfy { $0 >= 0 }, "the store holds its lock file open")
+        let handle = try FileHandle(forWritingTo: directory.appendingPathComponent("visitors.log"))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"d":{"bucketing":{"300":"4"#.utf8))
+        try handle.close()
+        let logs = RecordingLogSink()
+        let store = try await open(directory, logs: logs)
+        #expect(fileNames(in: directory, prefix: "visitors.log.w-").isEmpty, "the next store owns the directory")
+        #expect(logs.messages.filter { $0.contains("skipped") } == ["visitor store: skipped 1 unreadable record(s)"])
+        #expect(store.data(for: key("before"))?.bucketing == ["100": "200"])
+    }
+
+    /// This process's descriptors open on `file`.
+    private func descriptors(of file: URL) -> [Int32] {
+        let target = file.resolvingSymlinksInPath().path
+        return fileNames(in: URL(fileURLWithPath: "/proc/self/fd"), prefix: "").compactMap { name in
+            guard let fd = Int32(name),
+                  let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)") else { return nil }
+            return path == target ? fd : nil
+        }
+    }
+    #endif
+
     @Test func alteredRecordIsSkippedNeverUsedAltered() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
