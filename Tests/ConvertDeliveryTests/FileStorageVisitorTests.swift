@@ -104,6 +104,36 @@ import Darwin
         #expect(store.data(for: key("before"))?.bucketing == ["100": "200"])
     }
 
+    /// The same with real children: started one after another while stores are dropped and
+    /// reopened, each briefly holds copies of the stores' descriptors.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/true"), "needs /bin/true to start child processes"))
+    func childProcessesStartedMeanwhileDoNotKeepADroppedStoresRole() async throws {
+        let stop = Counter()
+        let spawner = Thread {
+            while stop.value == 0 {
+                let child = Process()
+                child.executableURL = URL(fileURLWithPath: "/bin/true")
+                guard (try? child.run()) != nil else { return }
+                child.waitUntilExit()
+            }
+        }
+        spawner.start()
+        defer { stop.increment() }
+        var writersBeside = 0
+        for _ in 0..<300 {
+            let directory = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try await open(directory)
+                store.update(key("v")) { $0.goals = ["g"] }
+            }
+            let next = try await open(directory)
+            if !fileNames(in: directory, prefix: "visitors.log.w-").isEmpty { writersBeside += 1 }
+            #expect(next.data(for: key("v"))?.goals == ["g"])
+        }
+        #expect(writersBeside == 0, "each reopened store owns its directory")
+    }
+
     /// This process's descriptors open on `file`.
     private func descriptors(of file: URL) -> [Int32] {
         let target = file.resolvingSymlinksInPath().path
