@@ -19,7 +19,13 @@ final class FileLock: Sendable {
         self.fd = fd
     }
 
-    deinit { close(fd) }
+    deinit {
+        // Unlocked, not only closed: a child process being started holds a copy of every
+        // descriptor until it runs its program (close-on-exec acts only then), and a lock is
+        // held while any copy of its descriptor is open.
+        _ = flock(fd, LOCK_UN)
+        close(fd)
+    }
 
     /// Locks `url` without waiting. `nil` when someone else holds it, or when it does not exist
     /// and `create` is false.

@@ -28,11 +28,10 @@ import Foundation
 /// crash can lose at most that window of sticky decisions — never a tracking event, which the
 /// event journal keeps.
 public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
-    // Every mutable field is guarded by `lock` (the change writer's state too).
+    // Every mutable field is guarded by `lock` (the change writer's state and `loading` too).
     private let lock = NSCondition()
     private var records: VisitorTable
-    private var loaded = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private let loading = LoadState()
     private var logLines = 0
     private var unflushed = 0
     private var logHasData = false
@@ -55,10 +54,18 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// gone from `records` and from the files this store writes.
     private var appliedMark: UInt64 = 0
     private var nextLedgerRead: ContinuousClock.Instant?
+    private let loadEnding: (@Sendable () -> Void)?
 
     /// Opens (or creates) the store in `directory`, keeping at most `capacity` visitors; the
     /// stored visitors are read in the background (see ``prepare()``).
-    public init(directory: URL, capacity: Int = FileVisitorDataStore.defaultCapacity, log: SDKLog = .silent) throws {
+    public convenience init(directory: URL, capacity: Int = FileVisitorDataStore.defaultCapacity, log: SDKLog = .silent) throws {
+        try self.init(directory: directory, capacity: capacity, log: log, loadEnding: nil)
+    }
+
+    /// `loadEnding` runs on the loader thread as its last step while it still holds the store
+    /// (tests pause the thread there).
+    package init(directory: URL, capacity: Int, log: SDKLog, loadEnding: (@Sendable () -> Void)?) throws {
+        self.loadEnding = loadEnding
         try POSIXFile.ensureDirectory(directory)
         self.capacity = max(1, capacity)
         self.log = log
@@ -76,10 +83,11 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
         // A thread of its own: the load can take seconds and must not hold a worker of the
         // pool Swift concurrency runs on. Weakly held, so the thread's exit, which may come
         // late on a busy machine, never delays the store's release (and its final write).
-        let loader = Thread { [weak self] in
-            // Resumed after `self` is let go: a store dropped by then is released at once.
-            let waiters = self?.load() ?? []
-            for waiter in waiters { waiter.resume() }
+        let loader = Thread { [weak self, lock = self.lock, loading = self.loading] in
+            self?.load()
+            // Done only once `self` is let go: a caller let in by the load may drop the store at
+            // once, and its release (role lock, last lines) must not wait for this thread.
+            for waiter in loading.finish(lock) { waiter.resume() }
         }
         loader.name = "convert.visitor-store.load"
         loader.start()
@@ -89,11 +97,11 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     public func prepare() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             lock.lock()
-            if loaded {
+            if loading.done {
                 lock.unlock()
                 continuation.resume()
             } else {
-                waiters.append(continuation)
+                loading.waiters.append(continuation)
                 lock.unlock()
             }
         }
@@ -229,7 +237,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     private func locked<Result>(_ body: () -> Result) -> Result {
         lock.lock()
         defer { lock.unlock() }
-        while !loaded { lock.wait() }
+        while !loading.done { lock.wait() }
         return body()
     }
 
@@ -268,10 +276,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
 
     // MARK: Loading
 
-    /// Reads the snapshot and every change log, takes over the logs of writers that are gone,
-    /// then opens the store for calls.
-    /// Reads the stored visitors; returns the `prepare()` callers to resume.
-    private func load() -> [CheckedContinuation<Void, Never>] {
+    /// Reads the snapshot and every change log, takes over the logs of writers that are gone;
+    /// the loader thread then opens the store for calls.
+    private func load() {
         var table = VisitorTable(capacity: capacity)
         let mark = ledger.refresh()
         var skipped = 0
@@ -349,13 +356,7 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
                 otherLock.removeFile()
             }
         }
-        // The load counts as done only now, with nothing left to do but wake the waiters.
-        return lock.withLock {
-            loaded = true
-            lock.broadcast()
-            defer { waiters.removeAll() }
-            return waiters
-        }
+        loadEnding?()
     }
 
     /// The last record of each key, in the order of those last records.
@@ -380,6 +381,24 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
             try writer.file.truncate(to: length)
         } catch {
             log.error("visitor store: \(error)")
+        }
+    }
+}
+
+/// Whether the visitor store's load is done, and the `prepare()` callers waiting for it: apart
+/// from the store, so the loader thread marks the load done after letting the store go.
+/// Guarded by the store's lock.
+private final class LoadState: @unchecked Sendable {
+    var done = false
+    var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Marks the load done and wakes the threads waiting for it; returns the callers to resume.
+    func finish(_ lock: NSCondition) -> [CheckedContinuation<Void, Never>] {
+        lock.withLock {
+            done = true
+            lock.broadcast()
+            defer { waiters.removeAll() }
+            return waiters
         }
     }
 }

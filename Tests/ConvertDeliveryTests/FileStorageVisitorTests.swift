@@ -49,6 +49,102 @@ import Darwin
         #expect(!reopenLogs.contains("skipped"), "the torn line was cut off")
     }
 
+    /// The loader thread holds the store while it loads. Paused at its very end, it must not keep
+    /// alive a store its caller has dropped: a dropped store writes its changes and gives up the
+    /// directory at once, so the next store opened there owns it (and cuts a torn tail itself).
+    @Test func aStoreDroppedRightAfterItsLoadLetsGoAtOnce() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        do {
+            let store = try FileVisitorDataStore(directory: directory, capacity: 10_000, log: .silent, loadEnding: {
+                paused.signal()
+                // Long enough for the steps below; `prepare()` of a store that waits for its loader
+                // to let go waits this out.
+                _ = resume.wait(timeout: .now() + .seconds(1))
+            })
+            try await offThePool { paused.wait() }
+            await store.prepare()
+            store.update(key("dropped")) { $0.bucketing = ["100": "200"] }
+        }
+        let written = (try? String(contentsOf: directory.appendingPathComponent("visitors.log"), encoding: .utf8)) ?? ""
+        let next = try await open(directory)
+        resume.signal()
+        #expect(written.contains(#""1-2-dropped""#), "the dropped store wrote its change at once")
+        #expect(fileNames(in: directory, prefix: "visitors.log.w-").isEmpty, "the next store owns the directory")
+        #expect(next.data(for: key("dropped"))?.bucketing == ["100": "200"])
+    }
+
+    #if os(Linux)
+    /// A process starting a child copies every descriptor into it, and the child closes its
+    /// copies only when it runs its program, which a busy machine may delay: such a copy of a
+    /// dropped store's lock must not keep the directory locked, or the next store opened there
+    /// writes beside the dropped one and leaves a torn tail for a later opener to cut.
+    @Test func aCopiedLockDescriptorDoesNotKeepADroppedStoresRole() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var copies: [Int32] = []
+        defer { for copy in copies { close(copy) } }
+        do {
+            let store = try await open(directory)
+            store.update(key("before")) { $0.bucketing = ["100": "200"] }
+            _ = await store.flush()
+            copies = descriptors(of: directory.appendingPathComponent("visitors.log.lock")).map { dup($0) }
+        }
+        #expect(copies.count == 1 && copies.allSatisfy { $0 >= 0 }, "the store holds its lock file open")
+        let handle = try FileHandle(forWritingTo: directory.appendingPathComponent("visitors.log"))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"d":{"bucketing":{"300":"4"#.utf8))
+        try handle.close()
+        let logs = RecordingLogSink()
+        let store = try await open(directory, logs: logs)
+        #expect(fileNames(in: directory, prefix: "visitors.log.w-").isEmpty, "the next store owns the directory")
+        #expect(logs.messages.filter { $0.contains("skipped") } == ["visitor store: skipped 1 unreadable record(s)"])
+        #expect(store.data(for: key("before"))?.bucketing == ["100": "200"])
+    }
+
+    /// The same with real children: started one after another while stores are dropped and
+    /// reopened, each briefly holds copies of the stores' descriptors.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/true"), "needs /bin/true to start child processes"))
+    func childProcessesStartedMeanwhileDoNotKeepADroppedStoresRole() async throws {
+        let stop = Counter()
+        let spawner = Thread {
+            while stop.value == 0 {
+                let child = Process()
+                child.executableURL = URL(fileURLWithPath: "/bin/true")
+                guard (try? child.run()) != nil else { return }
+                child.waitUntilExit()
+            }
+        }
+        spawner.start()
+        defer { stop.increment() }
+        var writersBeside = 0
+        for _ in 0..<300 {
+            let directory = temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try await open(directory)
+                store.update(key("v")) { $0.goals = ["g"] }
+            }
+            let next = try await open(directory)
+            if !fileNames(in: directory, prefix: "visitors.log.w-").isEmpty { writersBeside += 1 }
+            #expect(next.data(for: key("v"))?.goals == ["g"])
+        }
+        #expect(writersBeside == 0, "each reopened store owns its directory")
+    }
+
+    /// This process's descriptors open on `file`.
+    private func descriptors(of file: URL) -> [Int32] {
+        let target = file.resolvingSymlinksInPath().path
+        return fileNames(in: URL(fileURLWithPath: "/proc/self/fd"), prefix: "").compactMap { name in
+            guard let fd = Int32(name),
+                  let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)") else { return nil }
+            return path == target ? fd : nil
+        }
+    }
+    #endif
+
     @Test func alteredRecordIsSkippedNeverUsedAltered() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
