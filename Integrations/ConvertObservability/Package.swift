@@ -34,6 +34,7 @@ let package = Package(
         ]),
         .target(name: "ConvertLogging", dependencies: [
             .product(name: "ConvertSwiftSDK", package: "ConvertSwiftSDK"),
+            .product(name: "ConvertTransport", package: "ConvertSwiftSDK"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ConvertMetrics", dependencies: [
