@@ -92,18 +92,18 @@ struct ConvertLifecycleHandler: LifecycleHandler {
         private var started = false
 
         func start(_ bodies: [@Sendable () async -> Void]) {
-            lock.lock()
-            defer { lock.unlock() }
-            guard !started else { return }
-            started = true
-            tasks = bodies.map { body in Task { await body() } }
+            lock.withLock {
+                guard !started else { return }
+                started = true
+                tasks = bodies.map { body in Task { await body() } }
+            }
         }
 
         func stop() async {
-            lock.lock()
-            let tasks = tasks
-            self.tasks = []
-            lock.unlock()
+            let tasks = lock.withLock {
+                defer { self.tasks = [] }
+                return self.tasks
+            }
             for task in tasks { task.cancel() }
             for task in tasks { await task.value }
         }
