@@ -1,5 +1,6 @@
 import ConvertBucketing
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertMemory
 import ConvertModel
