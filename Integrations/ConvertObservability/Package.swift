@@ -34,6 +34,7 @@ let package = Package(
         ]),
         .target(name: "ConvertLogging", dependencies: [
             .product(name: "ConvertSwiftSDK", package: "ConvertSwiftSDK"),
+            .product(name: "ConvertTransport", package: "ConvertSwiftSDK"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ConvertMetrics", dependencies: [
@@ -48,6 +49,7 @@ let package = Package(
         .testTarget(name: "ConvertObservabilityTests", dependencies: [
             "ConvertServiceLifecycle", "ConvertLogging", "ConvertMetrics", "ConvertTracing",
             .product(name: "ConvertSwiftSDK", package: "ConvertSwiftSDK"),
+            .product(name: "ConvertMemory", package: "ConvertSwiftSDK"),
             .product(name: "ConvertTesting", package: "ConvertSwiftSDK"),
             .product(name: "ConvertTransport", package: "ConvertSwiftSDK"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -144,6 +144,11 @@ struct Decider {
         let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &memo,
                                              tracer: &tracer)
         locations = memo
+        if decision.reason == .audienceNotMatched {
+            runtime.log.debug("experience \(experience.key): no audience matched the visitor's attributes, no variation",
+                              metadata: ["convert.experience": experience.key, "convert.reason": "audienceNotMatched",
+                                         "convert.visitor": visitorId.count <= 64 ? visitorId : String(visitorId.prefix(64)) + "…"])
+        }
         for key in decision.unresolvedExperienceKeys {
             runtime.log.warn("experience \(experience.key): mutual-exclusion rule names unknown experience key \"\(key)\"",
                              metadata: ["convert.experience": experience.key])

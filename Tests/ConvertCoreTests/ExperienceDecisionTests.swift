@@ -1,5 +1,6 @@
 import ConvertBucketing
 import ConvertCore
+import ConvertEnvironment
 import ConvertEvents
 import ConvertMemory
 import ConvertModel
@@ -60,6 +61,10 @@ import Testing
         let chrome = harness.sdk.createContext(visitorId: "aud", attributes: ["desktop": true, "browser": "ch"])
         chrome.setLocationProperties(pricing)
         #expect(await chrome.runExperience("test-experience-ab-fullstack-1") == nil)
+        // Nil without an error: the debug log says which gate answered.
+        let said = harness.logs.records.filter { $0.level == .debug && $0.metadata["convert.reason"] == "audienceNotMatched" }
+        #expect(said.map(\.message) == ["experience test-experience-ab-fullstack-1: no audience matched the visitor's attributes, no variation"])
+        #expect(said.first?.metadata["convert.visitor"] == "aud")
         let mobile = harness.sdk.createContext(visitorId: "aud", attributes: ["mobile": "TRUE"])
         mobile.setLocationProperties(pricing)
         #expect(await mobile.runExperience("test-experience-ab-fullstack-1") != nil)

@@ -21,7 +21,8 @@ struct Options {
     /// Tracking and config requests through Foundation's `URLSession` instead of AsyncHTTPClient
     /// on the server's event loops.
     var urlSession = false
-    /// The metrics and tracing hooks on every evaluation (`--no-hooks` leaves them out).
+    /// The metrics and tracing hooks on every evaluation, and a tracing span per request
+    /// (`--no-hooks` leaves them out).
     var observability = true
     var verbose = false
 

@@ -42,10 +42,9 @@ logger.logLevel = options.verbose ? .debug : .info
 // persistence: events still pending after the shutdown deadline are lost (with `.file` they are
 // journaled and sent at the next start).
 let configData = try options.configFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? ConvertSwiftSDK.sampleConfig
-let logSink = SwiftLogSink(logger)
 let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector,
                                          eventsBatchSize: options.batchSize, networkTracking: options.tracking,
-                                         logLevel: logSink.minimumLevel, persistence: .memory, allowsInsecureHTTP: true)
+                                         persistence: .memory, allowsInsecureHTTP: true)
 var closers: [@Sendable () async throws -> Void] = []
 let transport = options.urlSession ? nil
     : AsyncHTTPClientTransport(postAnswerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
@@ -59,12 +58,13 @@ if let redisPort = options.redisPort {
     closers.append { redis.close() }
     logger.info("visitor data shared through Redis at \(options.redisHost):\(redisPort)")
 }
-let sdk = ConvertSwiftSDK(configuration: configuration,
-                          ports: .live(configuration, logSink: logSink, directData: configData, transport: transport,
-                                                visitorStore: visitorStore))
+// The configuration given once; its log level is the logger's.
+let sdk = ConvertSwiftSDK(configuration: configuration, logger: logger, directData: configData, transport: transport,
+                          visitorStore: visitorStore)
 
 // Metrics in Prometheus' format at GET /metrics; each evaluation also recorded on the request's
-// span when a tracer is bootstrapped (none here: the hook then finds no trace and returns).
+// span (TracingMiddleware's) when a tracer is bootstrapped. None is here, as in README's recipe:
+// the spans record nothing, and the hook returns before building anything.
 let prometheus = PrometheusCollectorRegistry()
 MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: prometheus))
 if options.observability {
@@ -79,6 +79,7 @@ let cookie = VisitorCookie(secure: false)
 let answers = Answers()
 
 let router = Router(context: BasicConvertRequestContext.self)
+if options.observability { router.add(middleware: TracingMiddleware()) }
 let shop = router.group().add(middleware: ConvertMiddleware(sdk: sdk, cookie: cookie) { request in
     let agent = request.headers[.userAgent] ?? ""
     let mobile = agent.mentions("Mobile")
@@ -108,7 +109,8 @@ router.get("/plain") { request, _ -> Response in
 }
 
 router.get("/metrics") { _, _ -> Response in
-    Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+    reporter.report()   // delivery as of now, not as of the reporter's last round
+    return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
              body: ResponseBody(byteBuffer: ByteBuffer(bytes: prometheus.emitToBuffer())))
 }
 

@@ -1,4 +1,5 @@
 import ConvertSwiftSDK
+import ConvertTransport
 import Foundation
 import Logging
 
@@ -93,10 +94,30 @@ extension ConvertConfiguration {
 }
 
 extension ConvertSwiftSDK {
-    /// Starts the SDK for an SDK key (see `init(configuration:logSink:)`), logging through
-    /// `logger` at the logger's level.
-    public convenience init(configuration: ConvertConfiguration, logger: Logger) {
-        self.init(configuration: configuration.logging(to: logger), logSink: SwiftLogSink(logger))
+    /// Starts the SDK for an SDK key on the default wiring (see `ConvertPorts.live`), logging
+    /// through `logger` at the logger's level. The configuration is given once: its log level is
+    /// set from the logger, and the parts a server swaps in are arguments of their own.
+    ///
+    /// ```swift
+    /// let sdk = ConvertSwiftSDK(configuration: configuration, logger: logger,
+    ///                           transport: AsyncHTTPClientTransport(), visitorStore: store)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - configuration: the key, endpoints, intervals and persistence; its `logLevel` is
+    ///     replaced by what `logger` keeps.
+    ///   - logger: where the SDK's lines go, with their metadata.
+    ///   - directData: config bytes to start from instead of fetching (the sample config, a
+    ///     bundled file).
+    ///   - transport: carries config fetches and tracking; URLSession when `nil`.
+    ///   - visitorStore: the visitor data store to use instead of the configured one (a
+    ///     `WriteBehindVisitorStore` over Redis, say).
+    public convenience init(configuration: ConvertConfiguration, logger: Logger, directData: Data? = nil,
+                            transport: (any HTTPTransport)? = nil, visitorStore: (any VisitorDataStore)? = nil) {
+        let configuration = configuration.logging(to: logger)
+        self.init(configuration: configuration,
+                  ports: .live(configuration, logSink: SwiftLogSink(logger), directData: directData, transport: transport,
+                               visitorStore: visitorStore))
     }
 
     /// Starts the SDK from direct config data (see `init(configData:configuration:logSink:)`),

@@ -22,8 +22,9 @@ import Metrics
 /// Counters grow by what the SDK counted since the previous report. The delivery timer gets one
 /// value per report that saw requests: their mean duration (the SDK keeps totals, not each one).
 ///
-/// Run ``run()`` beside the app (in `ConvertService(whileRunning:)`, or in a task of its own),
-/// or call ``report()`` from a scheduler of your own.
+/// Run ``run()`` in the app's lifecycle (`ConvertService(whileRunning:)` in a ServiceGroup,
+/// `app.convert.use(sdk, whileRunning:)` in Vapor), or call ``report()`` from a scheduler of
+/// your own; calling it before serving a scrape makes the delivery counters current.
 ///
 /// ```swift
 /// let reporter = MetricsReporter(sdk: sdk)

@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// 2. stays running (the SDK keeps its config fresh on its own) until graceful shutdown or
 ///    cancellation, running the `whileRunning` tasks (a metrics reporter's `run`, say).
 /// 3. then calls `sdk.shutdown(timeout: shutdownTimeout)`: tracking stops taking events and
-///    delivers what is pending until the deadline; the report is logged. The `whileRunning`
+///    delivers what is pending until the deadline; the SDK logs the report. The `whileRunning`
 ///    tasks are cancelled after it, so they see the final counters, then the `closers` run, in
 ///    order (`{ redis.close() }`), each error logged.
 ///
@@ -41,7 +41,7 @@ import ServiceLifecycle
 public struct ConvertService: Service {
     /// The SDK the service runs.
     public let sdk: ConvertSwiftSDK
-    /// Where the service logs readiness and the shutdown report.
+    /// Where the service logs readiness problems and failing closers.
     public let logger: Logger
     /// How long ``run()`` waits for the first config before going on without it.
     public let readinessTimeout: Duration
@@ -54,7 +54,8 @@ public struct ConvertService: Service {
     ///
     /// - Parameters:
     ///   - sdk: the SDK; the service shuts it down.
-    ///   - logger: where readiness problems and the shutdown report go.
+    ///   - logger: where readiness problems and failing closers are logged (the shutdown report is
+    ///     the SDK's line, in the SDK's log: start the SDK with the same logger).
     ///   - readinessTimeout: the longest wait for the first config; 10 s by default.
     ///   - shutdownTimeout: the deadline for delivering pending events at shutdown; 5 s by default.
     ///   - whileRunning: tasks run while the service runs, cancelled after the SDK's shutdown
@@ -110,22 +111,10 @@ public struct ConvertService: Service {
     }
 
     /// Shuts the SDK down in a task of its own, so a cancelled caller still gets the deadline.
+    /// The report is the SDK's own log line (through the SDK's log sink), logged once.
     private func stop() async {
         let sdk = sdk, timeout = shutdownTimeout
-        let report = await Task { await sdk.shutdown(timeout: timeout) }.value
-        let metadata: Logger.Metadata = [
-            "convert.delivered": "\(report.delivered)",
-            "convert.left_pending": "\(report.leftPending)",
-            "convert.dropped": "\(report.counters.dropped)",
-            "convert.rejected": "\(report.counters.rejected)",
-        ]
-        if report.drained {
-            logger.info("Convert SDK shut down: \(report)", metadata: metadata)
-        } else {
-            let undelivered = "\(report.leftPending) event(s) undelivered after \(timeout)"
-            logger.warning("Convert SDK shut down with \(undelivered) (journaled ones are sent at the next start): \(report)",
-                           metadata: metadata)
-        }
+        _ = await Task { await sdk.shutdown(timeout: timeout) }.value
     }
 
     private func close() async {
@@ -139,5 +128,22 @@ public struct ConvertService: Service {
                 }
             }
         }.value
+    }
+}
+
+extension ConvertService: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The service in one short line, as `ServiceGroup`'s log names it: its timeouts, not its
+    /// logger or closures.
+    public var description: String {
+        "ConvertService(readinessTimeout: \(readinessTimeout), shutdownTimeout: \(shutdownTimeout))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The timeouts alone, for `dump` and debuggers.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["readinessTimeout": readinessTimeout, "shutdownTimeout": shutdownTimeout],
+               displayStyle: .struct)
     }
 }

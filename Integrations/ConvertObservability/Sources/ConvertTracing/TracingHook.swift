@@ -21,7 +21,8 @@ import Tracing
 /// the current span (decisions are synchronous calls in the request's task, so the task-local
 /// context is the request's). A tracer that does not implement that lookup (it is optional and
 /// answers `nil` by default) gets, with `Fallback.childSpan`, a short child span named
-/// `feature_flag.evaluation` holding the event instead. Outside any trace nothing is recorded.
+/// `feature_flag.evaluation` holding the event instead. Outside any trace, and on a span that
+/// records nothing (no tracer bootstrapped, a trace sampled out), nothing is recorded or built.
 ///
 /// ```swift
 /// sdk.addHook(TracingHook())
@@ -61,35 +62,42 @@ public struct TracingHook: EvaluationHook {
     /// The hook reads a feature's own reason and variant, not its carriers'.
     public var readsFeatureExperiences: Bool { false }
 
-    /// Records the evaluation on the current span.
+    /// Records the evaluation on the current span. A span that records nothing (no tracer
+    /// bootstrapped, a trace sampled out) is handed nothing, and the event is not built.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
         guard let serviceContext = ServiceContext.current else { return }
         let tracer = tracer ?? InstrumentationSystem.tracer
-        let event = SpanEvent(name: Self.eventName, attributes: attributes(context, details))
+        // With no tracer bootstrapped every span is a no-op one (Hummingbird's TracingMiddleware
+        // still makes one per request).
+        if tracer is NoOpTracer { return }
         if let span = tracer.activeSpan(identifiedBy: serviceContext) {
-            span.addEvent(event)
+            guard span.isRecording else { return }
+            span.addEvent(SpanEvent(name: Self.eventName, attributes: attributes(context, details)))
         } else if fallback == .childSpan {
             let span = tracer.startSpan(Self.eventName, context: serviceContext)
-            span.addEvent(event)
+            if span.isRecording {
+                span.addEvent(SpanEvent(name: Self.eventName, attributes: attributes(context, details)))
+            }
             span.end()
         }
     }
 
-    /// The event's attributes for one evaluation.
+    /// The event's attributes for one evaluation, built at their final size.
     public func attributes(_ context: HookContext, _ details: EvaluationDetails) -> SpanAttributes {
         var attributes = SpanAttributes()
-        attributes[OTelAttribute.featureFlag.key] = context.key
-        attributes[OTelAttribute.featureFlag.provider.name] = providerName
+        attributes.reserveCapacity(7)
+        attributes.set(OTelAttribute.featureFlag.key, value: .string(context.key))
+        attributes.set(OTelAttribute.featureFlag.provider.name, value: .string(providerName))
         if let variant = details.variant {
-            attributes[OTelAttribute.featureFlag.result.variant] = variant
+            attributes.set(OTelAttribute.featureFlag.result.variant, value: .string(variant))
         }
-        attributes[OTelAttribute.featureFlag.result.reason] = details.reason.snakeCaseName
+        attributes.set(OTelAttribute.featureFlag.result.reason, value: .string(details.reason.snakeCaseName))
         if recordsVisitorId {
-            attributes[OTelAttribute.featureFlag.context.id] = context.visitorId
+            attributes.set(OTelAttribute.featureFlag.context.id, value: .string(context.visitorId))
         }
         if let code = details.errorCode {
-            attributes[OTelAttribute.error.type] = code.openTelemetryValue
-            attributes[OTelAttribute.featureFlag.error.message] = code.rawValue
+            attributes.set(OTelAttribute.error.type, value: .string(code.openTelemetryValue))
+            attributes.set(OTelAttribute.featureFlag.error.message, value: .string(code.rawValue))
         }
         return attributes
     }

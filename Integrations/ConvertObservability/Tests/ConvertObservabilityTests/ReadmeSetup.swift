@@ -30,7 +30,9 @@ func readmeSetup(sdkKey: String, otel: some Service, httpServer: some Service, r
                              gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     try await group.run()
 
-    // The logging line by parts.
+    // With the parts a server swaps in, and by parts.
+    _ = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: sdkKey), logger: logger, directData: ConvertSwiftSDK.sampleConfig,
+                        transport: nil, visitorStore: nil)
     _ = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: sdkKey).logging(to: logger), logSink: SwiftLogSink(logger))
 }
 

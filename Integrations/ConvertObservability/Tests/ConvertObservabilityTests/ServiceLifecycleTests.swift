@@ -1,3 +1,4 @@
+import ConvertLogging
 import ConvertServiceLifecycle
 import ConvertSwiftSDK
 import ConvertTesting
@@ -138,7 +139,51 @@ import Testing
         #expect(warning.message.description.contains("not ready within"))
         #expect(warning.metadata["convert.cause"] == "no config received yet")
         #expect(whileRunning.value == 1)
-        #expect(handler.entries.contains { $0.message.description.hasPrefix("Convert SDK shut down") })
+        // The report is the SDK's own line, in the SDK's log.
+        #expect(!handler.entries.contains { $0.message.description.contains("shut down") })
+        #expect(harness.logs.contains("shut down"))
+    }
+
+    @Test func theShutdownReportIsLoggedOnceWhenTheSDKAndTheServiceShareALogger() async throws {
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "convert", factory: { _ in handler })
+        logger.logLevel = .info
+        let transport = StubTransport { _ in HTTPResponse(status: 200) }
+        let configuration = ConvertConfiguration(sdkKey: "10035569/10034190", persistence: .memory).logging(to: logger)
+        let sdk = ConvertSwiftSDK(configuration: configuration, ports: .live(
+            configuration, logSink: SwiftLogSink(logger), directData: ConvertSwiftSDK.sampleConfig, transport: transport))
+        let service = ConvertService(sdk: sdk, logger: logger)
+        try await testGracefulShutdown { trigger in
+            let running = Task { try await service.run() }
+            try await sdk.ready(timeout: .seconds(30))
+            Self.decide(sdk, visitors: 3)
+            trigger.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(sdk.trackingCounters.sent == 3)
+        let reports = handler.entries.filter { $0.message.description.contains("shut down") }
+        #expect(reports.count == 1, "\(reports.map(\.message))")
+    }
+
+    @Test func theServiceDescribesItselfBrieflyInTheGroupsLog() async throws {
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "convert", factory: { _ in handler })
+        logger.logLevel = .debug
+        let harness = TestSDK(data: ConvertSwiftSDK.sampleConfig)
+        let service = ConvertService(sdk: harness.sdk, logger: Self.quiet, shutdownTimeout: .seconds(3),
+                                     whileRunning: [{}], closers: [{}])
+        let described = "ConvertService(readinessTimeout: 10.0 seconds, shutdownTimeout: 3.0 seconds)"
+        #expect("\(service)" == described)
+        #expect(String(reflecting: service) == described)
+        #expect(Mirror(reflecting: service).children.map(\.label) == ["readinessTimeout", "shutdownTimeout"])
+
+        let group = ServiceGroup(services: [service], logger: logger)
+        let running = Task { try await group.run() }
+        try await harness.sdk.ready(timeout: .seconds(30))
+        await group.triggerGracefulShutdown()
+        try await running.value
+        let named = Set(handler.entries.compactMap { $0.metadata["sl-service"]?.description })
+        #expect(named == [described])
     }
 
     @Test func aFailingCloserIsLoggedAndTheNextOneRuns() async throws {

@@ -61,6 +61,35 @@ import Tracing
         #expect(tracer.activeSpans.isEmpty)
     }
 
+    @Test func aSpanThatRecordsNothingIsHandedNothing() async throws {
+        // A trace sampled out (or no tracer bootstrapped): the request has a span, and it records nothing.
+        for findsSpans in [true, false] {
+            let tracer = SampledOutTracer(findsSpans: findsSpans)
+            let sdk = try await Self.readySDK(TracingHook(tracer: tracer))
+            let context = sdk.createContext(visitorId: "visitor-42", attributes: ["desktop": true, "browser": "FF"])
+            context.setLocationProperties(["location": "pricing"])
+            let features = tracer.withSpan("GET /") { _ in
+                _ = context.variation(forExperience: "test-experience-ab-fullstack-1")
+                return context.features()
+            }
+            #expect(!features.isEmpty)
+            #expect(tracer.handed.withValue { $0 } == SampledOutTracer.Handed(), "findsSpans: \(findsSpans)")
+        }
+
+        // The same calls on spans that record: one event per evaluation.
+        let recording = InMemoryTracer()
+        let sdk = try await Self.readySDK(TracingHook(tracer: recording))
+        let context = sdk.createContext(visitorId: "visitor-42", attributes: ["desktop": true, "browser": "FF"])
+        context.setLocationProperties(["location": "pricing"])
+        let features = recording.withSpan("GET /") { _ in
+            _ = context.variation(forExperience: "test-experience-ab-fullstack-1")
+            return context.features()
+        }
+        let events = try #require(recording.finishedSpans.first).events
+        #expect(events.count == 1 + features.count)
+        #expect(events.allSatisfy { $0.attributes.get("feature_flag.provider.name") == "Convert" })
+    }
+
     @Test func whenTheTracerCannotFindTheSpanAChildSpanHoldsTheEvent() async throws {
         let tracer = InMemoryTracer()
         let sdk = try await Self.readySDK(TracingHook(tracer: tracer))
@@ -83,4 +112,60 @@ import Tracing
         }
         #expect(tracer.finishedSpans.isEmpty)
     }
+}
+
+/// A tracer whose spans are sampled out: they carry a context (found by `activeSpan` when
+/// `findsSpans`) and record nothing. It counts what the code under test hands them anyway.
+struct SampledOutTracer: Tracer {
+    struct Handed: Equatable, Sendable {
+        var events = 0
+        var attributeWrites = 0
+    }
+
+    let findsSpans: Bool
+    let handed = Protected(Handed())
+    private let base = InMemoryTracer()
+
+    func startSpan<Instant: TracerInstant>(_ operationName: String, context: @autoclosure () -> ServiceContext,
+                                           ofKind kind: SpanKind, at instant: @autoclosure () -> Instant,
+                                           function: String, file fileID: String, line: UInt) -> SampledOutSpan {
+        SampledOutSpan(base: base.startSpan(operationName, context: context(), ofKind: kind, at: instant(),
+                                                   function: function, file: fileID, line: line), handed: handed)
+    }
+
+    func activeSpan(identifiedBy context: ServiceContext) -> SampledOutSpan? {
+        guard findsSpans else { return nil }
+        return base.activeSpan(identifiedBy: context).map { SampledOutSpan(base: $0, handed: handed) }
+    }
+
+    func forceFlush() {}
+
+    func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject.Carrier == Carrier {}
+
+    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Extract.Carrier == Carrier {}
+}
+
+/// A span of ``SampledOutTracer``.
+struct SampledOutSpan: Span {
+    let base: InMemorySpan
+    let handed: Protected<SampledOutTracer.Handed>
+
+    var context: ServiceContext { base.context }
+    var isRecording: Bool { false }
+    var operationName: String {
+        get { base.operationName }
+        nonmutating set { base.operationName = newValue }
+    }
+    var attributes: SpanAttributes {
+        get { SpanAttributes() }
+        nonmutating set { handed.withValue { $0.attributeWrites += 1 } }
+    }
+
+    func setStatus(_ status: SpanStatus) {}
+    func addEvent(_ event: SpanEvent) { handed.withValue { $0.events += 1 } }
+    func addLink(_ link: SpanLink) {}
+    func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {}
+    func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { base.end(at: instant()) }
 }
