@@ -11,9 +11,9 @@ struct Options {
     /// A local Redis to share visitor data through; memory only when absent.
     var redisPort: Int?
     var redisHost = "127.0.0.1"
-    /// Tracking events per request to the collector: enough for thousands of events a second,
-    /// as the queue sends one request at a time.
-    var batchSize = 500
+    /// Tracking events that release a request to the collector; the SDK's default (10) unless
+    /// given: under load a request carries what waits anyway.
+    var batchSize: Int?
     /// How long the SDK delivers pending events at shutdown (keep it below the grace period).
     var shutdownTimeout = 10
     /// Decide and record, but send no tracking.
@@ -28,7 +28,7 @@ struct Options {
 
     static let usage = """
         usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
-                           [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size 500] [--shutdown-timeout 10]
+                           [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size N] [--shutdown-timeout 10]
                            [--no-tracking] [--no-hooks] [--url-session] [--verbose]
         """
 

@@ -42,9 +42,9 @@ logger.logLevel = options.verbose ? .debug : .info
 // persistence: events still pending after the shutdown deadline are lost (with `.file` they are
 // journaled and sent at the next start).
 let configData = try options.configFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? ConvertSwiftSDK.sampleConfig
-let configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector,
-                                         eventsBatchSize: options.batchSize, networkTracking: options.tracking,
+var configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector, networkTracking: options.tracking,
                                          persistence: .memory, allowsInsecureHTTP: true)
+if let batchSize = options.batchSize { configuration.eventsBatchSize = batchSize }
 var closers: [@Sendable () async throws -> Void] = []
 let transport = options.urlSession ? nil
     : AsyncHTTPClientTransport(postAnswerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
