@@ -142,6 +142,7 @@ compare() {
     done
     stop
     echo "collector: $(grep '^collector:' "$logs/collector.log" | sed 's/^collector: //')"
+    echo "server: $(grep -m1 'shut down' "$logs/server.log" | cut -c1-400)"
     grep -m3 "rejected a body" "$logs/collector.log" | cut -c1-400 || true
     grep -m3 -E "warning|error" "$logs/server.log" | cut -c1-400 || true
 }
