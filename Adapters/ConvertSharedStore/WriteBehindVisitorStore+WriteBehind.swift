@@ -144,6 +144,9 @@ extension WriteBehindVisitorStore {
                                   renewsExpiry: !pending.renewed)
     }
 
+    /// Visitors whose write is on its way to the backend (taken from the pending ones).
+    package var writesInFlight: Int { state.withValue { $0.inFlight.count } }
+
     /// Writes the keys' changes; on failure they are marked again for a retry.
     func write(_ batch: [(VisitorKey, Pending)]) async -> Bool {
         state.withValue { state in for (key, _) in batch { state.inFlight[key, default: 0] += 1 } }
