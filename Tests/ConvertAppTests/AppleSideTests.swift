@@ -14,7 +14,7 @@ private let endpoint = TrackingEndpoint(template: "https://[project_id].metrics.
 /// An SDK whose queue holds events for a minute unless flushed, over `transport`.
 private func appSDK(transport: StubTransport, visitorIds: any VisitorIdStore = MemoryVisitorIdStore()) throws -> (ConvertSwiftSDK, TrackingQueue) {
     let queue = TrackingQueue(transport: transport, endpoint: endpoint,
-                              options: TrackingQueueOptions(batchSize: 100, releaseInterval: .seconds(60)))
+                              options: TrackingQueueOptions(batchSize: 100, releaseInterval: .seconds(3600)))
     let sdk = ConvertSwiftSDK(configuration: ConvertConfiguration(sdkKey: "key", persistence: .memory),
                               ports: ConvertPorts(configSource: try StubConfigSource(initial: Fixtures.data(.cdnConfigBaseline)),
                                                   visitorStore: MemoryVisitorDataStore(), visitorIdStore: visitorIds,

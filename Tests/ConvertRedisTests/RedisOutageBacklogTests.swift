@@ -13,7 +13,7 @@ import Testing
 /// kill and a restart on the same port, each is in Redis or counted and logged as not written;
 /// a shutdown during the outage says how many visitors it did not write.
 @Suite(.enabled(if: RedisServer.isAvailable, "redis-server is not installed (looked in PATH, /usr/bin, /usr/sbin)"),
-       .serialized, .timeLimit(.minutes(1)))
+       .serialized, .timeLimit(.minutes(10)))
 struct RedisOutageBacklogTests {
     static let visitors = 1_200
     static let localCapacity = 200

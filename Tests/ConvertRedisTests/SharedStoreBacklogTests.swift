@@ -9,7 +9,7 @@ import Testing
 /// What the shared store keeps of the changes made while its backend is down: more visitors than
 /// its local store holds, a bound on what is kept, and what a flush leaves unwritten (on an
 /// in-memory backend: exact, no network).
-@Suite(.timeLimit(.minutes(1))) struct SharedStoreBacklogTests {
+@Suite(.timeLimit(.minutes(10))) struct SharedStoreBacklogTests {
     /// `count` new visitors decided while the backend is down, as the SDK decides them (a load
     /// that fails, a claim not answered, the decision stored locally), visitor `n` in variation
     /// `x<n>` of experience `e`.
