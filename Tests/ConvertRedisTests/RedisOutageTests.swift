@@ -182,8 +182,10 @@ struct RedisOutageTests {
         #expect(client.isAvailable)
         // Flushed until nothing is pending: on a machine the rest of the suite keeps busy a write
         // may still miss its bound and be retried.
-        let drained = await eventually { instance.store.counters.pending == 0 }
+        // The pending count drops as a batch is taken, before its write lands: wait for both.
+        let drained = await eventually { instance.store.counters.pending == 0 && instance.store.writesInFlight == 0 }
         _ = await instance.store.flush()
+        _ = await eventually { instance.store.counters.pending == 0 && instance.store.writesInFlight == 0 }
         #expect(drained || instance.store.counters.pending == 0, "\(instance.store.counters)")
 
         // What was decided while Redis could not be read is in Redis now.
