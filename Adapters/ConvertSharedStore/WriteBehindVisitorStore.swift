@@ -79,8 +79,11 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         var version: UInt64
     }
 
-    /// How long the writes behind leave out a new decision awaiting its claim.
-    static let claimWait: Duration = .seconds(2)
+    /// How long the writes behind leave out a new decision awaiting its claim. A claim ends
+    /// within the client's command timeout and removes the entry itself; this only bounds an
+    /// entry whose claim never ran, so it is long: a short one let a write behind store a
+    /// decision first when the claim's task was slow to start, and then no instance sent it.
+    static let claimWait: Duration = .seconds(30)
 
     /// What a claim or a goal record stored for a visitor before its local change is made.
     struct Stored {
