@@ -21,8 +21,9 @@ import Tracing
 /// the current span (decisions are synchronous calls in the request's task, so the task-local
 /// context is the request's). A tracer that does not implement that lookup (it is optional and
 /// answers `nil` by default) gets, with `Fallback.childSpan`, a short child span named
-/// `feature_flag.evaluation` holding the event instead. Outside any trace, and on a span that
-/// records nothing (no tracer bootstrapped, a trace sampled out), nothing is recorded or built.
+/// `feature_flag.evaluation` holding the event instead. Outside any trace (no service context, or
+/// one that carries no span's context), and on a span that records nothing (no tracer
+/// bootstrapped, a trace sampled out), nothing is recorded or built.
 ///
 /// ```swift
 /// sdk.addHook(TracingHook())
@@ -65,10 +66,12 @@ public struct TracingHook: EvaluationHook {
     /// Records the evaluation on the current span. A span that records nothing (no tracer
     /// bootstrapped, a trace sampled out) is handed nothing, and the event is not built.
     public func finally(_ context: HookContext, details: EvaluationDetails) {
-        guard let serviceContext = ServiceContext.current else { return }
+        // A span's context is what its tracer put in the service context, so an empty one names
+        // no span: no tracer bootstrapped (Hummingbird's TracingMiddleware still makes a no-op
+        // span per request), or no trace begun. Checked first: looking the tracer up costs far
+        // more (a lock and dynamic casts) than the rest of this hook when nothing is recorded.
+        guard let serviceContext = ServiceContext.current, !serviceContext.isEmpty else { return }
         let tracer = tracer ?? InstrumentationSystem.tracer
-        // With no tracer bootstrapped every span is a no-op one (Hummingbird's TracingMiddleware
-        // still makes one per request).
         if tracer is NoOpTracer { return }
         if let span = tracer.activeSpan(identifiedBy: serviceContext) {
             guard span.isRecording else { return }

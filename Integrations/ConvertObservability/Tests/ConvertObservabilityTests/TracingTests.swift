@@ -59,6 +59,13 @@ import Tracing
         _ = sdk.createContext(visitorId: "visitor-42").feature("feature-1")
         #expect(tracer.finishedSpans.isEmpty)
         #expect(tracer.activeSpans.isEmpty)
+
+        // An empty service context (what a no-op tracer's span carries) names no span: outside any
+        // trace too, and no child span is started to hold the event.
+        ServiceContext.$current.withValue(.topLevel) {
+            _ = sdk.createContext(visitorId: "visitor-42").feature("feature-1")
+        }
+        #expect(tracer.finishedSpans.isEmpty)
     }
 
     @Test func aSpanThatRecordsNothingIsHandedNothing() async throws {
