@@ -351,18 +351,23 @@ final class RedisPool: Sendable {
     // MARK: Closing
 
     func close() {
-        let (idle, queued) = state.withValue { state -> ([RedisConnection], [Request]) in
-            guard !state.closed else { return ([], []) }
+        let (idle, queued, probes) = state.withValue { state -> ([RedisConnection], [Request], [@Sendable (Result<Lease, RedisError>) -> Void]) in
+            guard !state.closed else { return ([], [], []) }
             state.closed = true
+            // A probe not yet taken by the connector is answered here: its prober waits for it.
+            let probes = state.jobs.compactMap { job -> (@Sendable (Result<Lease, RedisError>) -> Void)? in
+                if case .probe(let done) = job { done } else { nil }
+            }
             state.jobs = [.stop]
             defer {
                 state.idle = []
                 state.queue = []
             }
-            return (state.idle, state.queue)
+            return (state.idle, state.queue, probes)
         }
         idle.forEach { $0.close() }
         for request in queued { request.done(.failure(.clientClosed)) }
+        for probe in probes { probe(.failure(.clientClosed)) }
         jobSignal.signal()
         reactor.stop(self)
     }
