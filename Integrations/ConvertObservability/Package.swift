@@ -46,6 +46,13 @@ let package = Package(
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
         ]),
+        .executableTarget(name: "convert-hooks-bench", dependencies: [
+            "ConvertMetrics", "ConvertTracing",
+            .product(name: "ConvertSwiftSDK", package: "ConvertSwiftSDK"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+        ], path: "Benchmarks"),
         .testTarget(name: "ConvertObservabilityTests", dependencies: [
             "ConvertServiceLifecycle", "ConvertLogging", "ConvertMetrics", "ConvertTracing",
             .product(name: "ConvertSwiftSDK", package: "ConvertSwiftSDK"),
