@@ -65,7 +65,8 @@ public final class RedisClient: Sendable {
     package var threadNumber: Int { pool.number }
 
     /// Whether the server is taken as reachable: `false` from a transport failure until a
-    /// background probe succeeds (calls meanwhile fail at once).
+    /// background probe succeeds (calls meanwhile fail at once), and always for a configuration
+    /// asking for TLS, which this client refuses (see ``RedisError/tlsUnavailable(reason:)``).
     public var isAvailable: Bool { pool.isAvailable }
 
     /// Calls `handler` (on the thread that noticed, outside the client's locks) when the server
