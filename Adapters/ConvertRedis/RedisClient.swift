@@ -33,6 +33,10 @@ import Foundation
 /// reconnect backoff, doubling per failed probe up to its maximum, measured on the injected
 /// clock; the first probe that succeeds makes it available again. Keys get `keyPrefix`.
 ///
+/// **Plaintext only.** A configuration with ``RedisConfiguration/tls`` set (a `rediss://` URL)
+/// is refused: every call fails at once with ``RedisError/tlsUnavailable(reason:)`` and no
+/// connection is opened, so nothing is ever sent in the clear in its place.
+///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"))
 /// try await redis.ping()   // fails fast, naming the cause, when the server is unreachable
