@@ -41,6 +41,7 @@ extension RedisConfiguration {
         /// The URL has a query, a fragment, or a path beyond the database number.
         case unexpectedComponent(Component)
 
+        /// What is wrong and the form expected; no text of the URL.
         public var description: String {
             let form = "redis://[user[:password]@]host[:port][/db]"
             return switch self {
