@@ -33,6 +33,10 @@ import Foundation
 /// reconnect backoff, doubling per failed probe up to its maximum, measured on the injected
 /// clock; the first probe that succeeds makes it available again. Keys get `keyPrefix`.
 ///
+/// **Plaintext only.** A configuration with ``RedisConfiguration/tls`` set (a `rediss://` URL)
+/// is refused: every call fails at once with ``RedisError/tlsUnavailable(reason:)`` and no
+/// connection is opened, so nothing is ever sent in the clear in its place.
+///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"))
 /// try await redis.ping()   // fails fast, naming the cause, when the server is unreachable
@@ -65,7 +69,8 @@ public final class RedisClient: Sendable {
     package var threadNumber: Int { pool.number }
 
     /// Whether the server is taken as reachable: `false` from a transport failure until a
-    /// background probe succeeds (calls meanwhile fail at once).
+    /// background probe succeeds (calls meanwhile fail at once), and always for a configuration
+    /// asking for TLS, which this client refuses (see ``RedisError/tlsUnavailable(reason:)``).
     public var isAvailable: Bool { pool.isAvailable }
 
     /// Calls `handler` (on the thread that noticed, outside the client's locks) when the server

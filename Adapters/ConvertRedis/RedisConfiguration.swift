@@ -3,6 +3,9 @@
 /// ```swift
 /// var configuration = RedisConfiguration(host: "10.0.0.5", port: 6379, password: secret)
 /// configuration.keyPrefix = "convert:"
+///
+/// var fromURL = try RedisConfiguration(url: "redis://app:s3cret@10.0.0.5:6379/2")
+/// fromURL.keyPrefix = "convert:"
 /// ```
 ///
 /// Its description and mirror show `***` in place of the password.
@@ -40,14 +43,19 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
     public var reconnectBackoffInitial: Duration
     /// The longest wait between probes.
     public var reconnectBackoffMax: Duration
+    /// Whether the connection must be encrypted; set by a `rediss://` URL. A client without a
+    /// TLS connector refuses such a configuration: ``RedisClient`` speaks plaintext only, so
+    /// every call fails with ``RedisError/tlsUnavailable(reason:)`` and no connection is ever
+    /// opened; it never falls back to plaintext.
+    public var tls: Bool
 
     /// A configuration; by default a local server on 6379, no password, database 0, no prefix, a
     /// 1 s connect timeout, 250 ms per call, 4 connections, reconnect probes from 100 ms doubling
-    /// to 5 s.
+    /// to 5 s, no TLS.
     public init(host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
                 database: Int = 0, keyPrefix: String = "", ttl: Duration? = nil,
                 connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .milliseconds(250), poolSize: Int = 4,
-                reconnectBackoffInitial: Duration = .milliseconds(100), reconnectBackoffMax: Duration = .seconds(5)) {
+                reconnectBackoffInitial: Duration = .milliseconds(100), reconnectBackoffMax: Duration = .seconds(5), tls: Bool = false) {
         self.host = host
         self.port = port
         self.username = username
@@ -60,19 +68,21 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
         self.poolSize = poolSize
         self.reconnectBackoffInitial = reconnectBackoffInitial
         self.reconnectBackoffMax = reconnectBackoffMax
+        self.tls = tls
     }
 
-    /// `redis://user:***@host:port/db`, the password never shown.
+    /// `redis://user:***@host:port/db` (`rediss://` with ``tls``), the password never shown;
+    /// the user is percent-encoded as in a URL.
     public var description: String {
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         let credentials: String
         switch (username, password) {
-        case (let user?, _?): credentials = "\(user):***@"
+        case (let user?, _?): credentials = "\(Self.percentEncoded(user)):***@"
         case (nil, _?): credentials = ":***@"
-        case (let user?, nil): credentials = "\(user)@"
+        case (let user?, nil): credentials = "\(Self.percentEncoded(user))@"
         case (nil, nil): credentials = ""
         }
-        return "redis://\(credentials)\(bracketed):\(port)/\(database)"
+        return "\(tls ? "rediss" : "redis")://\(credentials)\(bracketed):\(port)/\(database)"
     }
 
     /// Every field, with the password as `***`, so `dump` and debuggers do not show it.
@@ -81,7 +91,7 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
             "host": host, "port": port, "username": username as Any, "password": password == nil ? "nil" : "***",
             "database": database, "keyPrefix": keyPrefix, "ttl": ttl as Any, "connectTimeout": connectTimeout,
             "commandTimeout": commandTimeout, "poolSize": poolSize,
-            "reconnectBackoffInitial": reconnectBackoffInitial, "reconnectBackoffMax": reconnectBackoffMax,
+            "reconnectBackoffInitial": reconnectBackoffInitial, "reconnectBackoffMax": reconnectBackoffMax, "tls": tls,
         ], displayStyle: .struct)
     }
 }

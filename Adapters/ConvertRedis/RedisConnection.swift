@@ -41,7 +41,9 @@ package final class RedisConnection {
     /// Connects within `configuration.connectTimeout`, then authenticates, selects the database
     /// and sends `setup` within `configuration.commandTimeout`; the replies to `setup` are in
     /// ``setupReplies`` (error replies included).
+    /// A configuration asking for TLS is refused before any socket is opened.
     package init(configuration: RedisConfiguration, setup extra: [RedisCommand] = []) throws(RedisError) {
+        guard !configuration.tls else { throw RedisError.plaintextOnly(configuration) }
         self.configuration = configuration
         socket = try TCPSocket.connect(host: configuration.host, port: configuration.port,
                                        deadline: .after(configuration.connectTimeout))

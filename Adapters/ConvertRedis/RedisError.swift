@@ -22,6 +22,10 @@ public enum RedisError: Error, CustomStringConvertible, Sendable, Hashable {
     case authenticationFailed(message: String)
     /// The client was closed.
     case clientClosed
+    /// The configuration asks for TLS (``RedisConfiguration/tls``, a `rediss://` URL) and this
+    /// client speaks plaintext only: it refuses every call without opening a connection, rather
+    /// than send the password and data in the clear.
+    case tlsUnavailable(reason: String)
 
     public var description: String {
         switch self {
@@ -31,7 +35,14 @@ public enum RedisError: Error, CustomStringConvertible, Sendable, Hashable {
         case .protocolError(let reason): "Redis protocol error: \(reason)"
         case .authenticationFailed(let message): "Redis authentication failed: \(message)"
         case .clientClosed: "Redis client is closed"
+        case .tlsUnavailable(let reason): "Redis TLS unavailable: \(reason)"
         }
+    }
+
+    /// The refusal of a configuration that asks for TLS, by a client that has none.
+    static func plaintextOnly(_ configuration: RedisConfiguration) -> RedisError {
+        .tlsUnavailable(reason: "the configuration for \(configuration.host):\(configuration.port) asks for TLS (rediss://), "
+            + "which needs a TLS connector; this client speaks plaintext only, so it opens no connection")
     }
 
     /// The error for an error reply: authentication refusals get their own case.

@@ -111,6 +111,9 @@ final class RedisPool: Sendable {
     private static let numbers = Locked(0)
     /// This client's number in its threads' names.
     let number: Int
+    /// Why every call fails before any connection is opened: the configuration asks for TLS,
+    /// which this plaintext client cannot give.
+    let refusal: RedisError?
 
     init(configuration: RedisConfiguration, clock: any SleepClock) {
         number = Self.numbers.withValue { count in
@@ -119,6 +122,7 @@ final class RedisPool: Sendable {
         }
         self.configuration = configuration
         self.clock = clock
+        refusal = configuration.tls ? RedisError.plaintextOnly(configuration) : nil
         backoff = Backoff(initial: configuration.reconnectBackoffInitial, maximum: configuration.reconnectBackoffMax)
         reactor = RedisReactor()
     }
@@ -161,8 +165,8 @@ final class RedisPool: Sendable {
             }))
     }
 
-    /// Whether the server is taken as reachable (no outage).
-    var isAvailable: Bool { state.withValue { $0.outage == nil } }
+    /// Whether the server is taken as reachable (no outage, no refused configuration).
+    var isAvailable: Bool { refusal == nil && state.withValue { $0.outage == nil } }
 
     // MARK: Taking a connection
 
@@ -175,6 +179,7 @@ final class RedisPool: Sendable {
     /// An idle connection if one is sound and no call waits, a failure while the server is
     /// unavailable, else `wait` (the call is then ``submit(_:deadline:done:)``ted).
     func checkoutNow() -> Checkout {
+        if let refusal { return .fail(refusal) }
         while true {
             let step = state.withValue { state -> (Checkout, RedisConnection?) in
                 if state.closed { return (.fail(.clientClosed), nil) }
@@ -206,6 +211,8 @@ final class RedisPool: Sendable {
             let request = Request(id: state.nextRequestId, commands: commands, deadline: deadline, done: done)
             if state.closed {
                 failure = .clientClosed
+            } else if let refusal {
+                failure = refusal
             } else if let outage = state.outage {
                 failure = unavailable(outage)
             } else if state.queue.isEmpty, let idle = state.idle.popLast() {
