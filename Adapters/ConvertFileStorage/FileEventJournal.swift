@@ -247,13 +247,8 @@ final class JournalCore: @unchecked Sendable {
     /// (their locks are free): nobody would rewrite them before the next start.
     private func eraseFromStoppedWriters(_ hash: UInt64) {
         do {
-            if token != nil, let owner = try FileLock.acquire(files.ownerLock, create: false) {
-                try Self.erase(hash, from: files.file(nil))
-                withExtendedLifetime(owner) {}
-            }
-            for (other, otherLock) in files.abandonedWriters(excluding: token) {
-                try Self.erase(hash, from: files.file(other))
-                withExtendedLifetime(otherLock) {}
+            try files.forEachStoppedWriter(excluding: token) { writer in
+                try Self.erase(hash, from: files.file(writer))
             }
         } catch {
             log.error("event journal: a forgotten visitor's records not erased from a stopped process's file: \(error)")

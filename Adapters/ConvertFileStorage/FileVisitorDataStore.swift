@@ -160,14 +160,9 @@ public final class FileVisitorDataStore: VisitorDataStore, @unchecked Sendable {
     /// nobody would rewrite them before the next load.
     private func eraseFromStoppedWriters(_ key: VisitorKey) {
         do {
-            if token != nil, let owner = try FileLock.acquire(files.ownerLock, create: false) {
-                _ = try VisitorFiles.erase(key, from: snapshotURL, isSnapshot: true)
-                _ = try VisitorFiles.erase(key, from: files.file(nil))
-                withExtendedLifetime(owner) {}
-            }
-            for (other, otherLock) in files.abandonedWriters(excluding: token) {
-                _ = try VisitorFiles.erase(key, from: files.file(other))
-                withExtendedLifetime(otherLock) {}
+            try files.forEachStoppedWriter(excluding: token) { writer in
+                if writer == nil { _ = try VisitorFiles.erase(key, from: snapshotURL, isSnapshot: true) }
+                _ = try VisitorFiles.erase(key, from: files.file(writer))
             }
         } catch {
             log.error("visitor data not deleted from a stopped process's file: \(error)")

@@ -1,5 +1,4 @@
 import ConvertJSON
-import ConvertSynchronization
 import ConvertVisitor
 import Foundation
 
@@ -330,41 +329,7 @@ public struct VisitorData: Sendable, Hashable, Codable {
         for value in values { _ = insert(InternedId(value), in: section) }
     }
 
-    // MARK: Codable, Equatable
-
-    private enum CodingKeys: String, CodingKey {
-        case bucketing, goals, exposures, segments, locations, nonFinite
-    }
-
-    /// Decodes a record; the numbers listed under `nonFinite` (see ``NonFiniteValues``) are put
-    /// back among the segment values.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let goals = try c.decodeIfPresent(Set<String>.self, forKey: .goals) ?? []
-        let exposures = try c.decodeIfPresent(Set<String>.self, forKey: .exposures) ?? []
-        var segments = try c.decodeIfPresent([String: JSONValue].self, forKey: .segments) ?? [:]
-        if let paths = try c.decodeIfPresent([JSONValue].self, forKey: .nonFinite) {
-            segments = NonFiniteValues.restoring(paths, in: segments)
-        }
-        self.init(bucketing: try c.decodeIfPresent([String: String].self, forKey: .bucketing) ?? [:],
-                  goals: goals.union(exposures.filter(ExposureMarker.isMarker)),
-                  segmentValues: segments,
-                  locations: try c.decodeIfPresent(Set<String>.self, forKey: .locations) ?? [])
-    }
-
-    /// Encodes a record; NaN and the infinities among segment values, `null` in JSON, are also
-    /// listed under `nonFinite` (see ``NonFiniteValues``).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(bucketing, forKey: .bucketing)
-        try c.encode(goals, forKey: .goals)
-        let exposures = exposureMarkers
-        if !exposures.isEmpty { try c.encode(exposures, forKey: .exposures) }
-        try c.encode(segmentValues, forKey: .segments)
-        try c.encode(locations, forKey: .locations)
-        let nonFinite = NonFiniteValues.paths(in: segmentValues)
-        if !nonFinite.isEmpty { try c.encode(nonFinite, forKey: .nonFinite) }
-    }
+    // MARK: Equatable
 
     public static func == (lhs: VisitorData, rhs: VisitorData) -> Bool {
         lhs.words == rhs.words && lhs.segmentValues == rhs.segmentValues
@@ -376,50 +341,6 @@ public struct VisitorData: Sendable, Hashable, Codable {
     }
 }
 
-/// The markers of manual exposures, kept with the visitor's goals so every store persists and
-/// shares them as it does goals, but never listed as goals: no config goal id has these
-/// prefixes.
-package enum ExposureMarker {
-    private static let pendingPrefix = "exposure-pending:"
-    private static let sentPrefix = "exposure:"
-    private static let withheldPrefix = "exposure-none:"
-
-    /// A decision made with a manual exposure whose event waits for `trackExposure`.
-    package static func pending(experienceId: String, variationId: String) -> String {
-        pendingPrefix + experienceId + "." + variationId
-    }
-
-    /// A decision made with no exposure: its event is never sent.
-    package static func withheld(experienceId: String, variationId: String) -> String {
-        withheldPrefix + experienceId + "." + variationId
-    }
-
-    /// The exposure sent.
-    package static func sent(experienceId: String, variationId: String) -> String {
-        sentPrefix + experienceId + "." + variationId
-    }
-
-    /// Whether `id` is a marker rather than a goal.
-    package static func isMarker(_ id: String) -> Bool {
-        id.hasPrefix(sentPrefix) || id.hasPrefix(pendingPrefix) || id.hasPrefix(withheldPrefix)
-    }
-
-    /// The experience id of a marker (`nil` for a goal).
-    package static func experience(of id: String) -> String? {
-        let rest: Substring
-        if id.hasPrefix(pendingPrefix) {
-            rest = id.dropFirst(pendingPrefix.count)
-        } else if id.hasPrefix(withheldPrefix) {
-            rest = id.dropFirst(withheldPrefix.count)
-        } else if id.hasPrefix(sentPrefix) {
-            rest = id.dropFirst(sentPrefix.count)
-        } else {
-            return nil
-        }
-        return rest.lastIndex(of: ".").map { String(rest[..<$0]) }
-    }
-}
-
 extension VisitorDataStore {
     /// Nothing to load: returns at once.
     public func prepare() async {}
@@ -428,109 +349,5 @@ extension VisitorDataStore {
     /// that replays changes on load (a change log) deletes the record itself.
     public func removeData(for key: VisitorKey) {
         update(key) { $0 = VisitorData() }
-    }
-}
-
-/// Where an auto-generated visitor id is kept between runs.
-///
-/// The id is a random UUID the SDK makes once (never an advertising or vendor identifier): it
-/// must read back the same across launches and across instances over the same kept state, and
-/// stay on the device (an app's Keychain item is not synchronizable). `VisitorIdStoreContract`
-/// in ConvertTesting checks these.
-///
-/// Implementation requirements: safe to call from any thread; `saveVisitorId` replaces the id
-/// whole (a reader sees the old or the new one).
-public protocol VisitorIdStore: Sendable {
-    /// The stored id, if one was saved.
-    func loadVisitorId() -> String?
-    /// Remembers `id` for later runs.
-    func saveVisitorId(_ id: String)
-    /// The stored id, or whether none is kept or it cannot be read just now. A store that can
-    /// fail for a while (a Keychain before the device's first unlock) says ``VisitorIdRead/unreadable``:
-    /// the SDK then keeps what is stored and reads again later instead of replacing it. The
-    /// default is ``loadVisitorId()``, with no id taken as none kept.
-    func readVisitorId() -> VisitorIdRead
-}
-
-/// What a ``VisitorIdStore`` read.
-public enum VisitorIdRead: Sendable, Hashable {
-    /// The kept id.
-    case stored(String)
-    /// No id is kept: the SDK makes one and saves it.
-    case absent
-    /// An id may be kept but cannot be read now: the SDK must not replace it.
-    case unreadable
-}
-
-extension VisitorIdStore {
-    /// ``loadVisitorId()``, with `nil` taken as no id kept.
-    public func readVisitorId() -> VisitorIdRead {
-        loadVisitorId().map { .stored($0) } ?? .absent
-    }
-}
-
-/// An immutable box for a visitor's segment values and their string form.
-private final class SegmentsBox: Sendable {
-    let values: [String: JSONValue]
-    /// Computed once per box: tracking reads it for every event.
-    let segments: VisitorSegments
-    init(_ values: [String: JSONValue]) {
-        self.values = values
-        segments = VisitorSegments(filtering: values)
-    }
-
-    /// A shared box for `value`: visitors mostly repeat a few combinations of country, browser
-    /// and devices, so one box serves them all instead of ~130 bytes per visitor. The table is
-    /// split in stripes chosen by the calling thread's number, so up to 16 threads storing
-    /// segments neither queue for one lock nor share one box's reference count (every copy of a
-    /// visitor's data counts on its box). A stripe remembers the box it handed out last: the
-    /// next visitor mostly has the same values, found there without hashing them.
-    static func interned(_ value: [String: JSONValue]) -> SegmentsBox {
-        interned(matching: { $0 == value }, value)
-    }
-
-    /// ``interned(_:)`` for report values read in place.
-    static func interned(_ values: ReportValues) -> SegmentsBox {
-        interned(matching: { values.equals($0) }, values.dictionary)
-    }
-
-    private static func interned(matching matches: ([String: JSONValue]) -> Bool,
-                                 _ value: @autoclosure () -> [String: JSONValue]) -> SegmentsBox {
-        let home = stripes[Int(truncatingIfNeeded: currentThreadNumber()) & (stripes.count - 1)]
-        if let last = home.last(matching: matches) { return last }
-        return home.intern(value())
-    }
-
-    private static let stripes = (0..<16).map { _ in Interner() }
-}
-
-/// One stripe of the segment box table.
-private final class Interner: Sendable {
-    private struct Table {
-        var boxes: [[String: JSONValue]: SegmentsBox] = [:]
-        /// The box last handed out to a thread whose stripe this is.
-        var last: SegmentsBox?
-    }
-    private let table = Locked(Table())
-
-    /// The box last handed out here, when `matches` says its values are the ones wanted.
-    func last(matching matches: ([String: JSONValue]) -> Bool) -> SegmentsBox? {
-        table.withValue { table in table.last.flatMap { matches($0.values) ? $0 : nil } }
-    }
-
-    /// The box for `value`, remembered as the one last handed out.
-    func intern(_ value: [String: JSONValue]) -> SegmentsBox {
-        table.withValue { table in
-            if let box = table.boxes[value] {
-                table.last = box
-                return box
-            }
-            // Bounded: a flood of distinct values only costs the sharing, never memory.
-            if table.boxes.count >= 1024 { table.boxes.removeAll(keepingCapacity: true) }
-            let box = SegmentsBox(value)
-            table.boxes[value] = box
-            table.last = box
-            return box
-        }
     }
 }

@@ -3,11 +3,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Testing
 
 /// The package's directory, from this file's place in it.
@@ -41,17 +36,13 @@ private let packageDirectory = URL(fileURLWithPath: #filePath).deletingLastPathC
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("recipe-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
-        let port = try Self.freePort()
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--hostname", "127.0.0.1", "--port", "\(port)"]
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["CONVERT_SDK_KEY", "REDIS_HOST", "REDIS_PORT"] { environment[key] = nil }
-        environment["XDG_DATA_HOME"] = data.path   // the SDK's files, under the test's directory
-        environment["HOME"] = data.path
-        process.environment = environment
-        let outcome = Task { try await process.outcome() }
-        defer { if process.isRunning { process.terminate() } }
+        let port = try LoopbackHTTP.freePort()
+        let server = ChildProcess(binary, arguments: ["serve", "--hostname", "127.0.0.1", "--port", "\(port)"], environment: [
+            "CONVERT_SDK_KEY": nil, "REDIS_HOST": nil, "REDIS_PORT": nil,
+            "XDG_DATA_HOME": data.path,   // the SDK's files, under the test's directory
+            "HOME": data.path,
+        ])
+        defer { server.stop() }
 
         let base = "http://127.0.0.1:\(port)"
         let first = try await Self.request("GET", base + "/", waitingForServer: true)
@@ -74,54 +65,19 @@ private let packageDirectory = URL(fileURLWithPath: #filePath).deletingLastPathC
         #expect(metrics.contains("convert_evaluations_total"))
         #expect(metrics.contains("convert_status{status=\"ready\"} 1"))
 
-        process.terminate()   // SIGTERM
-        let ended = try await outcome.value
+        let ended = try await server.terminate()   // SIGTERM
         let log = String(decoding: ended.out + ended.err, as: UTF8.self)
         #expect(ended.status == 0, "\(log)")
         #expect(log.components(separatedBy: "shut down").count == 2, "the shutdown report, once: \(log)")
         #expect(!log.contains("error"), "\(log)")
     }
 
-    /// A request's answer; with `waitingForServer`, retried while the server is not listening yet.
+    /// A request's answer, which must be 200 OK; with `waitingForServer`, retried while the
+    /// server is not listening yet.
     static func request(_ method: String, _ url: String, cookie: String? = nil, waitingForServer: Bool = false) async throws
         -> (response: HTTPURLResponse, body: String) {
-        var request = URLRequest(url: try #require(URL(string: url)))
-        request.httpMethod = method
-        request.httpShouldHandleCookies = false
-        if let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
-        let session = URLSession(configuration: .ephemeral)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            do {
-                let (body, response) = try await session.data(for: request)
-                let http = try #require(response as? HTTPURLResponse)
-                #expect(http.statusCode == 200, "\(method) \(url)")
-                return (http, String(decoding: body, as: UTF8.self))
-            } catch let error as URLError where waitingForServer && ContinuousClock.now < deadline {
-                _ = error
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-    }
-
-    /// A loopback port nothing listens on now.
-    static func freePort() throws -> Int {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+        let answer = try await LoopbackHTTP.request(method, url, cookie: cookie, waitingForServer: waitingForServer)
+        #expect(answer.response.statusCode == 200, "\(method) \(url)")
+        return answer
     }
 }
