@@ -41,9 +41,9 @@ extension Decider {
 
         let tracks = exposure == .automatic && trackingEnabled
         // Only a manual decision carries a marker: the automatic path interns nothing more.
-        let pending = exposure == .manual && decision.isNew ? Self.pendingMarker(plan, decision.variationIndex) : nil
+        let pending = exposure == .manual && decision.isNew ? decision.variationIndex.map { ids.pendingMarkers[$0] } : nil
         // A decision whose event is never sent says so, for snapshots.
-        let withheld = exposure == .none && decision.isNew ? Self.withheldMarker(plan, decision.variationIndex) : nil
+        let withheld = exposure == .none && decision.isNew ? decision.variationIndex.map { ids.withheldMarkers[$0] } : nil
         // A variation another instance stored first is kept here too, and tracked there only.
         var adopted: Int?
         // A flag, not the store: the optional existential would be copied and destroyed on every
@@ -144,18 +144,6 @@ extension Decider {
             }
             runtime.events.publish(.bucketing, listening: listening, .bucketing(bucketing))
         }
-    }
-
-    /// The marker of a manual decision of `variationIndex` in `plan`, awaiting its exposure.
-    private static func pendingMarker(_ plan: Experience, _ variationIndex: Int?) -> InternedId? {
-        guard let variationIndex else { return nil }
-        return InternedId(ExposureMarker.pending(experienceId: plan.id, variationId: plan.variations[variationIndex].id))
-    }
-
-    /// The marker of a decision of `variationIndex` in `plan` made with no exposure.
-    private static func withheldMarker(_ plan: Experience, _ variationIndex: Int?) -> InternedId? {
-        guard let variationIndex else { return nil }
-        return InternedId(ExposureMarker.withheld(experienceId: plan.id, variationId: plan.variations[variationIndex].id))
     }
 
     /// Locations to activate (matched, not stored) and deactivate (unmatched, stored), as bits.

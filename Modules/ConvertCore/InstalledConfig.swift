@@ -68,14 +68,29 @@ final class InstalledConfig: Sendable {
             strings += experience.variations.map(\.id)
         }
         strings += config.locations.map { $0.key ?? $0.id }
+        // Each variation's exposure markers too: a decision stores one, and building and
+        // interning its text per decision cost a fresh decision made without tracking a fifth.
+        for experience in config.experiences {
+            for variation in experience.variations {
+                strings.append(ExposureMarker.pending(experienceId: experience.id, variationId: variation.id))
+                strings.append(ExposureMarker.withheld(experienceId: experience.id, variationId: variation.id))
+            }
+        }
         var interned = IdPool.shared.intern(strings)[...]
         experiences = config.experiences
+        let idCount = experiences.reduce(0) { $0 + 1 + $1.variations.count }
+        var markers = interned.dropFirst(idCount + config.locations.count)
         storedIds = experiences.map { experience in
             let id = interned.removeFirst()
             let variations = Array(interned.prefix(experience.variations.count))
             interned = interned.dropFirst(experience.variations.count)
-            return StoredExperienceIds(experience: id, variations: variations)
+            let pairs = Array(markers.prefix(2 * experience.variations.count))
+            markers = markers.dropFirst(2 * experience.variations.count)
+            return StoredExperienceIds(experience: id, variations: variations,
+                                       pendingMarkers: stride(from: 0, to: pairs.count, by: 2).map { pairs[$0] },
+                                       withheldMarkers: stride(from: 1, to: pairs.count, by: 2).map { pairs[$0] })
         }
+        interned = interned.prefix(config.locations.count)
         experienceKeys = KeyIndex(experiences.map(\.key))
         locationKeys = Array(interned)
         rules = RuleProgram([config.locations.map(\.rules), config.audiences.map(\.rules)])
@@ -102,10 +117,16 @@ final class StoredExperienceIds: Sendable {
     let experience: InternedId
     /// Parallel to the experience's variations.
     let variations: [InternedId]
+    /// Parallel to the variations: the marker of a manual decision awaiting its exposure.
+    let pendingMarkers: [InternedId]
+    /// Parallel to the variations: the marker of a decision made with no exposure.
+    let withheldMarkers: [InternedId]
 
-    init(experience: InternedId, variations: [InternedId]) {
+    init(experience: InternedId, variations: [InternedId], pendingMarkers: [InternedId], withheldMarkers: [InternedId]) {
         self.experience = experience
         self.variations = variations
+        self.pendingMarkers = pendingMarkers
+        self.withheldMarkers = withheldMarkers
     }
 
     /// The index in the experience's variations of the variation with this interned id.
