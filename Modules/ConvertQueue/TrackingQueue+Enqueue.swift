@@ -63,9 +63,9 @@ extension TrackingQueue {
         func text(_ string: String) -> Int { 6 * string.utf8.count + 8 }
         var bound = 512 + text(event.accountId) + text(event.projectId) + text(event.visitorId)
         if let segments = event.segments {
-            for string in [segments.country, segments.browser, segments.source, segments.campaign, segments.visitorType] {
-                bound += string.map(text) ?? 0
-            }
+            // Summed one by one: an array of them would be allocated for every event queued.
+            bound += (segments.country.map(text) ?? 0) + (segments.browser.map(text) ?? 0) + (segments.source.map(text) ?? 0)
+            bound += (segments.campaign.map(text) ?? 0) + (segments.visitorType.map(text) ?? 0)
             bound += 64 + (segments.devices ?? []).reduce(0) { $0 + text($1) }
             bound += 64 + (segments.customSegments ?? []).reduce(0) { $0 + text($1) }
         }
