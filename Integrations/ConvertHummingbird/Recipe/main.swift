@@ -32,13 +32,15 @@ let sdkKey = environment["CONVERT_SDK_KEY"]
 let configuration = ConvertConfiguration(sdkKey: sdkKey ?? "", networkTracking: sdkKey != nil)
 
 // Config fetches and tracking over AsyncHTTPClient, on the server's event loops; shut down after
-// the SDK. With REDIS_HOST, visitor data is shared with the other servers through Redis.
+// the SDK. With REDIS_URL, visitor data is shared with the other servers through Redis.
 let transport = AsyncHTTPClientTransport(postAnswerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
 var closers: [@Sendable () async throws -> Void] = [{ try await transport.shutdown() }]
 var visitorStore: (any VisitorDataStore)?
-if let redisHost = environment["REDIS_HOST"] {
-    let redis = RedisClient(configuration: RedisConfiguration(host: redisHost, port: Int(environment["REDIS_PORT"] ?? "") ?? 6379,
-                                                              keyPrefix: "convert:", ttl: .seconds(90 * 86_400)))
+if let redisURL = environment["REDIS_URL"] {   // redis://[user:password@]host[:port][/db]
+    var redisConfiguration = try RedisConfiguration(url: redisURL)
+    redisConfiguration.keyPrefix = "convert:"
+    redisConfiguration.ttl = .seconds(90 * 86_400)
+    let redis = RedisClient(configuration: redisConfiguration)
     visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
     closers.append { redis.close() }
 }

@@ -27,14 +27,16 @@ let sdkKey = Environment.get("CONVERT_SDK_KEY")
 let configuration = ConvertConfiguration(sdkKey: sdkKey ?? "", networkTracking: sdkKey != nil)
 
 // Config fetches and tracking over AsyncHTTPClient, on the app's event loops; shut down after the
-// SDK. With REDIS_HOST, visitor data is shared with the other servers through Redis.
+// SDK. With REDIS_URL, visitor data is shared with the other servers through Redis.
 let transport = AsyncHTTPClientTransport(eventLoopGroup: app.eventLoopGroup,
                                          postAnswerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
 var closers: [@Sendable () async throws -> Void] = [{ try await transport.shutdown() }]
 var visitorStore: (any VisitorDataStore)?
-if let redisHost = Environment.get("REDIS_HOST") {
-    let redis = RedisClient(configuration: RedisConfiguration(host: redisHost, port: Int(Environment.get("REDIS_PORT") ?? "") ?? 6379,
-                                                              keyPrefix: "convert:", ttl: .seconds(90 * 86_400)))
+if let redisURL = Environment.get("REDIS_URL") {   // redis://[user:password@]host[:port][/db]
+    var redisConfiguration = try RedisConfiguration(url: redisURL)
+    redisConfiguration.keyPrefix = "convert:"
+    redisConfiguration.ttl = .seconds(90 * 86_400)
+    let redis = RedisClient(configuration: redisConfiguration)
     visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
     closers.append { redis.close() }
 }
