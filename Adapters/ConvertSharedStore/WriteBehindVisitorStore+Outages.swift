@@ -89,9 +89,13 @@ extension WriteBehindVisitorStore {
         }
     }
 
-    /// Marks the visitors seen last for writing again: the backend lost what it held of them.
+    /// Marks the visitors seen last for writing again: the backend lost what it held of them. A
+    /// write on its way that fails afterwards is marked again whole (its base is void), and notes
+    /// of what the lost data set held are dropped.
     func rewriteRecent() {
         let keys = state.withValue { state -> [VisitorKey] in
+            state.dataSet += 1
+            state.stored = [:]
             var seen = Set<VisitorKey>()
             return state.recent.filter { seen.insert($0).inserted }
         }

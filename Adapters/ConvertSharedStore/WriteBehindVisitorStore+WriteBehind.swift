@@ -10,10 +10,14 @@ extension WriteBehindVisitorStore {
     /// Marks `key` for writing behind; `base` is what the backend holds of it (kept when the key
     /// is marked already, unless `replacingBase`: a full rewrite), `latest` its data as of the
     /// change numbered `version` (kept unless a later one is).
+    /// A `base` taken before the backend last lost its data (`dataSet` older than the current
+    /// one) is taken as empty.
     func markDirty(_ key: VisitorKey, base: VisitorData, renewed: Bool, replacingBase: Bool = false,
-                   latest: VisitorData, version: UInt64) {
+                   latest: VisitorData, version: UInt64, dataSet: UInt64? = nil) {
         let (start, dropped): (Bool, Int?) = state.withValue { state in
             var dropped: Int?
+            let stale = dataSet.map { $0 != state.dataSet } ?? false
+            let base = stale ? VisitorData() : base, renewed = stale ? false : renewed
             if state.dirty[key] == nil {
                 var base = base, renewed = renewed
                 if let stored = state.stored.removeValue(forKey: key) {
@@ -24,7 +28,8 @@ extension WriteBehindVisitorStore {
                     renewed = true
                 }
                 state.nextMark += 1
-                state.dirty[key] = Pending(mark: state.nextMark, base: base, renewed: renewed, latest: latest, version: version)
+                state.dirty[key] = Pending(mark: state.nextMark, base: base, renewed: renewed, latest: latest, version: version,
+                                          dataSet: state.dataSet)
                 state.order.append((key, state.nextMark))
                 if state.dirty.count > options.maximumPendingVisitors, let oldest = popOldest(&state) {
                     state.dirty[oldest] = nil
@@ -54,10 +59,11 @@ extension WriteBehindVisitorStore {
     }
 
     /// A write that failed: its visitors marked again with the base they had (what the backend
-    /// is known to hold), merged with changes marked since.
+    /// is known to hold, unless it lost its data since), merged with changes marked since.
     func markAgain(_ batch: [(VisitorKey, Pending)]) {
         for (key, pending) in batch {
-            markDirty(key, base: pending.base, renewed: false, replacingBase: true, latest: pending.latest, version: pending.version)
+            markDirty(key, base: pending.base, renewed: false, replacingBase: true, latest: pending.latest, version: pending.version,
+                      dataSet: pending.dataSet)
         }
     }
 
@@ -195,7 +201,8 @@ extension WriteBehindVisitorStore {
         }
         defer {
             for (key, written, pending) in leftOut {
-                markDirty(key, base: written, renewed: true, latest: pending.latest, version: pending.version)
+                markDirty(key, base: written, renewed: true, latest: pending.latest, version: pending.version,
+                          dataSet: pending.dataSet)
             }
         }
         guard !changes.isEmpty else { return true }

@@ -69,6 +69,8 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         var renewed: Bool
         var latest: VisitorData
         var version: UInt64
+        /// The backend's data set `base` describes (``State/dataSet`` when it was taken).
+        var dataSet: UInt64
     }
 
     /// A change to the local copy of a visitor: its data before and after, numbered so that a
@@ -111,6 +113,9 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         /// The visitors seen last (loaded, claimed, written), oldest overwritten first.
         var recent: [VisitorKey] = []
         var recentNext = 0
+        /// Counts the backend's data losses: a base taken before the last one describes nothing
+        /// the backend still holds.
+        var dataSet: UInt64 = 0
         /// Warnings per kind, at most one line per 10 s each (on the store's clock).
         var warnings: [String: RateLimitedCount] = [:]
         /// Callers waiting for writes in flight to end; woken after each write.

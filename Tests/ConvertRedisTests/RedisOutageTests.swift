@@ -182,7 +182,9 @@ struct RedisOutageTests {
         #expect(client.isAvailable)
         // Flushed until nothing is pending: on a machine the rest of the suite keeps busy a write
         // may still miss its bound and be retried.
-        // The pending count drops as a batch is taken, before its write lands: wait for both.
+        // The pending count drops as a batch is taken, before its write lands: wait for both, and
+        // for a server that came back empty to have been noticed (its visitors marked again).
+        if fault != .pause { _ = await eventually { instance.store.counters.rewrittenAfterDataLoss > 0 } }
         let drained = await eventually { instance.store.counters.pending == 0 && instance.store.writesInFlight == 0 }
         _ = await instance.store.flush()
         _ = await eventually { instance.store.counters.pending == 0 && instance.store.writesInFlight == 0 }

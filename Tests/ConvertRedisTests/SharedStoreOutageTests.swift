@@ -30,6 +30,37 @@ private final class SpyBackend: VisitorDataBackend, Sendable {
     func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) { inner.subscribe(handler) }
 }
 
+/// A memory backend whose next merge, once armed, waits until released and then fails: a write
+/// on its way while something else happens.
+private final class HeldBackend: VisitorDataBackend, Sendable {
+    struct Lost: Error {}
+    let inner = MemoryVisitorBackend()
+    private let state = Locked((armed: false, entered: false, release: CheckedContinuation<Void, Never>?.none))
+
+    func holdNextMerge() { state.withValue { $0.armed = true } }
+    var mergeHeld: Bool { state.value.entered && state.value.release != nil }
+    func release() { state.withValue { state in state.release?.resume(); state.release = nil } }
+
+    func load(_ key: VisitorKey) async throws -> VisitorData? { try await inner.load(key) }
+    func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData { try await inner.save(key, data) }
+    func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool { try await inner.recordGoalOnce(key, goalId: goalId) }
+    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
+        try inner.claimVariation(key, experienceId: experienceId, variationId: variationId)
+    }
+    func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
+        let held = state.withValue { state -> Bool in
+            defer { state.armed = false }
+            return state.armed
+        }
+        guard held else { return try await inner.merge(changes) }
+        await withCheckedContinuation { continuation in
+            state.withValue { $0.entered = true; $0.release = continuation }
+        }
+        throw Lost()
+    }
+    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) { inner.subscribe(handler) }
+}
+
 /// The shared store's side of an outage, on an in-memory backend (exact, no network).
 @Suite(.timeLimit(.minutes(1))) struct SharedStoreOutageTests {
     private let key = VisitorKey(namespace: "1-2", visitorId: "v")
@@ -140,6 +171,27 @@ private final class SpyBackend: VisitorDataBackend, Sendable {
         let rewritten = keys.filter { backend.record($0) != nil }
         #expect(rewritten == Array(keys.suffix(30)), "the 30 seen last, whole: \(rewritten.count)")
         #expect(backend.record(keys[49])?.bucketing == ["e": "x49"] && backend.record(keys[49])?.locations == ["home"])
+    }
+
+    @Test func aWriteThatFailsAfterTheBackendLostItsDataIsSentAgainWhole() async throws {
+        let backend = HeldBackend()
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
+                                            options: .init(writeBehind: .seconds(600)))
+        // Claimed in the backend, then a change pending over it (the claimed decision is its base).
+        #expect(store.claimFirstDecision(key, experienceId: "e", variationId: "a")?.variationId == "a")
+        store.update(key) { $0.bucketing["e"] = "a"; $0.locations = ["home"] }
+        // Its write is on the way when the backend restarts empty, and fails after the rewrite.
+        backend.holdNextMerge()
+        async let first = store.flush()
+        try await eventually("the write is held") { backend.mergeHeld }
+        backend.inner.loseData()
+        try await eventually("the visitor is marked for writing again") { store.counters.rewrittenAfterDataLoss == 1 }
+        backend.release()
+        _ = await first
+        _ = await store.flush()
+        let stored = backend.inner.record(key)
+        #expect(stored?.bucketing == ["e": "a"], "the claimed decision is written to the emptied backend: \(String(describing: stored))")
+        #expect(backend.inner.record(key)?.locations == ["home"])
     }
 
     @Test func writesBehindSendOnlyWhatChangedSinceWhatTheBackendHolds() async throws {
