@@ -62,37 +62,10 @@ final class InstalledConfig: Sendable {
         projectId = config.project.id
         namespace = "\(accountId)-\(projectId)"
         namespaceHash = KeyHash.hash64(namespace)
-        var strings: [String] = []
-        for experience in config.experiences {
-            strings.append(experience.id)
-            strings += experience.variations.map(\.id)
-        }
-        strings += config.locations.map { $0.key ?? $0.id }
-        // Each variation's exposure markers too: a decision stores one, and building and
-        // interning its text per decision cost a fresh decision made without tracking a fifth.
-        for experience in config.experiences {
-            for variation in experience.variations {
-                strings.append(ExposureMarker.pending(experienceId: experience.id, variationId: variation.id))
-                strings.append(ExposureMarker.withheld(experienceId: experience.id, variationId: variation.id))
-            }
-        }
-        var interned = IdPool.shared.intern(strings)[...]
         experiences = config.experiences
-        let idCount = experiences.reduce(0) { $0 + 1 + $1.variations.count }
-        var markers = interned.dropFirst(idCount + config.locations.count)
-        storedIds = experiences.map { experience in
-            let id = interned.removeFirst()
-            let variations = Array(interned.prefix(experience.variations.count))
-            interned = interned.dropFirst(experience.variations.count)
-            let pairs = Array(markers.prefix(2 * experience.variations.count))
-            markers = markers.dropFirst(2 * experience.variations.count)
-            return StoredExperienceIds(experience: id, variations: variations,
-                                       pendingMarkers: stride(from: 0, to: pairs.count, by: 2).map { pairs[$0] },
-                                       withheldMarkers: stride(from: 1, to: pairs.count, by: 2).map { pairs[$0] })
-        }
-        interned = interned.prefix(config.locations.count)
+        storedIds = experiences.map(StoredExperienceIds.init)
         experienceKeys = KeyIndex(experiences.map(\.key))
-        locationKeys = Array(interned)
+        locationKeys = IdPool.shared.intern(config.locations.map { $0.key ?? $0.id })
         rules = RuleProgram([config.locations.map(\.rules), config.audiences.map(\.rules)])
         audienceRulesStart = config.locations.count
         audiencePermanent = config.audiences.map { $0.type == .permanent }
@@ -122,11 +95,19 @@ final class StoredExperienceIds: Sendable {
     /// Parallel to the variations: the marker of a decision made with no exposure.
     let withheldMarkers: [InternedId]
 
-    init(experience: InternedId, variations: [InternedId], pendingMarkers: [InternedId], withheldMarkers: [InternedId]) {
-        self.experience = experience
-        self.variations = variations
-        self.pendingMarkers = pendingMarkers
-        self.withheldMarkers = withheldMarkers
+    /// Interns the experience's ids and its variations' exposure markers: a decision stores a
+    /// marker, and building and interning its text per decision cost a fresh decision made
+    /// without tracking a fifth.
+    init(_ experience: Experience) {
+        let variationIds = experience.variations.map(\.id)
+        let count = variationIds.count
+        let interned = IdPool.shared.intern([experience.id] + variationIds
+            + variationIds.map { ExposureMarker.pending(experienceId: experience.id, variationId: $0) }
+            + variationIds.map { ExposureMarker.withheld(experienceId: experience.id, variationId: $0) })
+        self.experience = interned[0]
+        variations = Array(interned[1..<(1 + count)])
+        pendingMarkers = Array(interned[(1 + count)..<(1 + 2 * count)])
+        withheldMarkers = Array(interned[(1 + 2 * count)...])
     }
 
     /// The index in the experience's variations of the variation with this interned id.
