@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "ConvertRedis", targets: ["ConvertRedis"]),
         .library(name: "ConvertAppLifecycle", targets: ["ConvertAppLifecycle"]),
         .library(name: "ConvertAppleAdapters", targets: ["ConvertAppleAdapters"]),
+        .library(name: "ConvertBench", targets: ["ConvertBench"]),
         .executable(name: "quickstart", targets: ["Quickstart"]),
         .executable(name: "convert", targets: ["convert"]),
         .executable(name: "rules-only", targets: ["RulesOnly"]),
@@ -149,12 +150,14 @@ let package = Package(
         // The README's "Using the SDK" code, verbatim (a test keeps the two identical and runs it).
         .executableTarget(name: "ReadmeSnippet", dependencies: ["ConvertSwiftSDK", "ConvertTransport"], path: "Examples/ReadmeSnippet"),
 
-        .executableTarget(
-            name: "convert-bench",
+        // The benchmarks as a library, so a package bringing its own Redis transport runs them too.
+        .target(
+            name: "ConvertBench",
             dependencies: ["ConvertSwiftSDK", "ConvertTesting", "ConvertMemory", "ConvertFileStorage", "ConvertQueue",
                            "ConvertHashing", "ConvertRedis", "ConvertSharedStore", "ConvertSynchronization",
                            "ConvertURLSessionTransport", "ConvertTransport"],
-            path: "Examples/Benchmarks"),
+            path: "Examples/Benchmarks/Suite"),
+        .executableTarget(name: "convert-bench", dependencies: ["ConvertBench"], path: "Examples/Benchmarks/Tool"),
 
         // Tests: a target each for Hashing, Rules, Bucketing, Model, Events, Redis and the CLI; the
         // façade, delivery and reliability are tested across modules; the Rules tests depend on

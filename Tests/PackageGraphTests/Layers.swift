@@ -52,9 +52,12 @@ extension Layer {
         // The test kit shipped as a product.
         Layer(name: "test kit", members: .libraries(under: "Tests/"),
               sees: ["engine", "port", "core", "adapter", "umbrella"], withinLayer: false),
+        // The benchmarks as a library, for packages that run them with a transport of their own.
+        Layer(name: "bench kit", members: .libraries(under: "Examples/Benchmarks/"),
+              sees: ["engine", "port", "core", "adapter", "umbrella", "test kit"], withinLayer: false),
         // The CLI, the examples, the benchmark, the test helpers and the test targets.
         Layer(name: "program", members: .programs,
-              sees: ["engine", "port", "core", "adapter", "umbrella", "test kit"], withinLayer: true),
+              sees: ["engine", "port", "core", "adapter", "umbrella", "test kit", "bench kit"], withinLayer: true),
     ]
 }
 

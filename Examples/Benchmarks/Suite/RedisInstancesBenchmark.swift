@@ -12,7 +12,7 @@ extension Benchmarks {
     /// (`--second-config FILE`; by default the workload's config with all of the experience's
     /// traffic on its first variation). Prints per mode the visitors whose bucketing event was
     /// sent twice and those shown two variations.
-    static func decideOnTwoInstances(_ w: Workload, host: String, port: Int, options: [String: String]) async throws {
+    static func decideOnTwoInstances(_ w: Workload, server: RedisServerAccess, options: [String: String]) async throws {
         let visitors = options["visitors"] == nil ? 1_000 : w.visitors
         let gap = Duration.milliseconds(Int(options["gap-ms"] ?? "0") ?? 0)
         let second: Data
@@ -23,8 +23,8 @@ extension Benchmarks {
         }
         for mode in [FirstDecisionClaim.beforeAnswering, .afterAnswering, .never] {
             let prefix = "convert-bench:\(getpid()):\(mode):"
-            let redisA = try await connectedClient(host: host, port: port, prefix: prefix)
-            let redisB = try await connectedClient(host: host, port: port, prefix: prefix)
+            let redisA = try await connectedClient(server, prefix: prefix)
+            let redisB = try await connectedClient(server, prefix: prefix)
             defer {
                 redisA.close()
                 redisB.close()
@@ -51,7 +51,7 @@ extension Benchmarks {
             let bucketing = (a.sink.events + b.sink.events).filter { $0.eventType == "bucketing" }
             let perVisitor = Dictionary(grouping: bucketing, by: \.visitorId).mapValues(\.count)
             let counters = (a.store.counters, b.store.counters)
-            try await removeKeys(redisA, prefix: prefix)
+            try await removeKeys(server, prefix: prefix)
             emit(["bench": "decide", "store": "redis", "instances": 2, "claim": .string("\(mode)"),
                   "visitors": .number(Double(visitors)), "gap_ms": .number(Double(gap.components.seconds * 1000
                       + gap.components.attoseconds / 1_000_000_000_000_000)),

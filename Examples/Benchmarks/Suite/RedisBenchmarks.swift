@@ -15,20 +15,20 @@ extension Benchmarks {
     /// PATH) right before each round of requests, a ratio per round, the median of the ratios.
     ///
     /// `--instances 2` runs the two-instance check instead (see ``decideOnTwoInstances``).
-    static func decideOnRedis(_ w: Workload, host: String, port: Int, options: [String: String] = [:]) async throws {
+    static func decideOnRedis(_ w: Workload, server: RedisServerAccess, options: [String: String] = [:]) async throws {
         if let instances = options["instances"], instances != "1" {
             guard instances == "2" else { throw BenchError("--instances must be 1 or 2") }
-            try await decideOnTwoInstances(w, host: host, port: port, options: options)
+            try await decideOnTwoInstances(w, server: server, options: options)
             return
         }
         let prefix = "convert-bench:\(getpid()):"
-        let redis = try await connectedClient(host: host, port: port, prefix: prefix)
+        let redis = try await connectedClient(server, prefix: prefix)
         defer { redis.close() }
         let backend = RedisVisitorBackend(client: redis)
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(capacity: max(w.visitors, 1)))
         let sdk = try await decidingSDK(w, store: store)
         let visitors = min(w.visitors, 20_000)
-        let reference = RedisBenchmarkTool(host: host, port: port)
+        let reference = server.reference
         let rounds = 5
 
         // This client's own round trip (GET of a short string), as redis-benchmark measures it.
@@ -100,10 +100,10 @@ extension Benchmarks {
                     bucketing: ["100334665": "1003142551"], goals: ["100215960"], segments: VisitorSegments(browser: "FF"),
                     locations: ["pricing"]))
             })
-            try await removeKeys(redis, prefix: prefix + "visitor:bench:")
+            try await removeKeys(server, prefix: prefix + "visitor:bench:")
         }
         let counters = store.counters
-        try await removeKeys(redis, prefix: prefix)
+        try await removeKeys(server, prefix: prefix)
 
         var fields: [String: JSONValue] = [
             "bench": "decide", "store": "redis", "visitors": .number(Double(visitors)), "rounds": .number(Double(rounds)),
@@ -128,26 +128,23 @@ extension Benchmarks {
         emit(fields)
     }
 
-    /// A client on `host:port` that answered `PING`, or a message saying how to start a server.
-    static func connectedClient(host: String, port: Int, prefix: String, poolSize: Int = 4) async throws -> RedisClient {
-        let redis = RedisClient(configuration: RedisConfiguration(host: host, port: port, keyPrefix: prefix,
-                                                                  ttl: .seconds(3_600), poolSize: poolSize))
+    /// A client of `server` that answered `PING`, or a message saying how to start a server.
+    static func connectedClient(_ server: RedisServerAccess, prefix: String, poolSize: Int = 4) async throws -> RedisClient {
+        let redis = try server.client(prefix: prefix, poolSize: poolSize)
         do {
             try await redis.ping()
         } catch {
             redis.close()
-            throw BenchError("--store redis needs a Redis server at \(host):\(port) (\(error)); start one with: redis-server --port \(port) --save \"\"")
+            throw BenchError("--store redis needs a Redis server at \(server.name) (\(error)); "
+                + "start one with: redis-server --port \(server.configuration.port) --save \"\"")
         }
         return redis
     }
 
     /// Deletes every key under `prefix` (through a client of its own: deleting a few hundred
     /// thousand keys takes longer than a request's bound).
-    static func removeKeys(_ redis: RedisClient, prefix: String) async throws {
-        var configuration = redis.configuration
-        configuration.keyPrefix = ""
-        configuration.commandTimeout = .seconds(60)
-        let cleaner = RedisClient(configuration: configuration)
+    static func removeKeys(_ server: RedisServerAccess, prefix: String) async throws {
+        let cleaner = try server.client(prefix: "", commandTimeout: .seconds(60))
         defer { cleaner.close() }
         let removal = """
             local keys = redis.call('KEYS', ARGV[1] .. '*')
@@ -185,14 +182,17 @@ struct RedisBenchmarkTool {
     let path: String
     let host: String
     let port: Int
+    /// What reaching the server needs beside the host and port (TLS, credentials).
+    let extra: [String]
 
-    init?(host: String, port: Int) {
+    init?(host: String, port: Int, extra: [String] = []) {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
         guard let found = directories.map({ $0 + "/redis-benchmark" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { return nil }
         path = found
         self.host = host
         self.port = port
+        self.extra = extra
     }
 
     /// `redis-benchmark -c 1 -n 10000 -t get`: the p50 latency in microseconds.
@@ -208,7 +208,7 @@ struct RedisBenchmarkTool {
     private func run(_ arguments: [String]) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-h", host, "-p", String(port), "--csv"] + arguments
+        process.arguments = ["-h", host, "-p", String(port)] + extra + ["--csv"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
