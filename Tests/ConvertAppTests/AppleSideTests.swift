@@ -85,7 +85,7 @@ private func names(_ count: Int) -> [Notification.Name] {
         let (sdk, queue) = try appSDK(transport: transport)
         let app = FakeAppLifecycle()
         // A deadline long enough for a starved machine: the flush ends well before it.
-        sdk.connectApp(lifecycle: app, options: AppOptions(terminateFlushDeadline: .seconds(60)))
+        sdk.connectApp(lifecycle: app, options: AppOptions(terminateFlushDeadline: .patience))
         for number in 0..<3 { queue.enqueue(goal(number)) }
         // Posted from a thread of the system's, as UIKit does (from the main thread).
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in

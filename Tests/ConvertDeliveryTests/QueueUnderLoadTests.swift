@@ -53,7 +53,7 @@ private func event(_ n: Int) -> TrackingEvent {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(await queue.flush(timeout: .seconds(30)))
+        #expect(await queue.flush(timeout: .patience))
         let counters = queue.counters
         #expect(counters.dropped == 0, "\(logs.messages(at: .warn))")
         #expect(delivery.received.value == n)
