@@ -61,8 +61,10 @@ struct RedisOutageBacklogTests {
 
         try await Task.sleep(until: killed + .milliseconds(1_500))
         try await startAgain(server)
+        // The pending count drops as a batch is taken, before its write lands: wait for both.
         try await eventually("Redis back and the pending writes drained", timeout: .seconds(15)) {
             logs.messages.contains { $0.contains("reachable again after") } && store.counters.pending == 0
+                && store.writesInFlight == 0
         }
 
         // Read back through a client of the test's own.
