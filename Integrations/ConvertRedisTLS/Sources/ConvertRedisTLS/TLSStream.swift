@@ -245,6 +245,9 @@ final class TLSStream: RedisStream {
 
     deinit { close() }
 
+    /// Decrypted bytes waiting to be read.
+    var buffered: Int { shared.state.withLockedValue { $0.incoming.count } }
+
     var isQuiet: Bool {
         descriptor >= 0 && shared.state.withLockedValue { $0.incoming.isEmpty && $0.failure == nil && !$0.closed }
     }

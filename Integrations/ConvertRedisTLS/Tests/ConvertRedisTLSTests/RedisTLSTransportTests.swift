@@ -1,5 +1,5 @@
 import ConvertRedis
-import ConvertRedisTLS
+@testable import ConvertRedisTLS
 import ConvertStorage
 import Foundation
 import Testing
@@ -74,6 +74,35 @@ struct RedisTLSTransportTests {
         defer { fromURL.close() }
         try await fromURL.ping()
         #expect(try await RedisVisitorBackend(client: fromURL).load(key) == nil, "no key prefix on this client")
+    }
+
+    /// A reply larger than the read bound: while nobody reads, what the stream buffers stays
+    /// near the bound (the rest waits in the kernel); reading resumes the socket and the whole
+    /// reply arrives.
+    @Test func whatTheStreamBuffersIsBounded() async throws {
+        let certificates = try Certificates()
+        let server = try TLSRedisServer(certificates: certificates)
+        let transport = try RedisTLSTransport(RedisTLSConfiguration(caFile: certificates.path("ca.crt")))
+        let stream = try transport.connect(configuration(server.tlsPort), deadline: .now + .seconds(2))
+        defer { stream.close() }
+        let size = 3 * 1024 * 1024
+        #expect(try exchange(stream, ["SET", "big", String(repeating: "x", count: size)]) == "+OK\r\n")
+        let get = Array("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n".utf8)
+        #expect(try stream.writeAvailable(get, from: 0) == get.count)
+        try await Task.sleep(for: .milliseconds(500))
+        let buffered = try #require(stream as? TLSStream).buffered
+        #expect(buffered >= Shared.readLimit / 2, "the reply came in (\(buffered) bytes)")
+        #expect(buffered <= Shared.readLimit + 128 * 1024, "buffered \(buffered) bytes unread")
+
+        var received = 0
+        let deadline = ContinuousClock.now + .seconds(5)
+        let expected = "$\(size)\r\n".utf8.count + size + 2
+        while received < expected {
+            guard try stream.wait(writable: false, until: deadline) else { break }
+            _ = try stream.readAvailable { received += $0.count }
+        }
+        #expect(received == expected)
+        #expect(stream.isQuiet)
     }
 
     @Test func anUntrustedChainIsRefusedNamingIt() async throws {
