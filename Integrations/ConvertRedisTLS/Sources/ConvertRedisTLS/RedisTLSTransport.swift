@@ -122,6 +122,9 @@ public final class RedisTLSTransport: RedisTransport {
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(left.wholeNanoseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // One socket read (64 KiB at most) per read the bridge lets through, so what a
+            // connection buffers unread stays within its bound and a read.
+            .channelOption(.maxMessagesPerRead, value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let tls = try Self.handler(context: context, serverName: name, shared: shared)
