@@ -33,9 +33,12 @@ import Foundation
 /// reconnect backoff, doubling per failed probe up to its maximum, measured on the injected
 /// clock; the first probe that succeeds makes it available again. Keys get `keyPrefix`.
 ///
-/// **Plaintext only.** A configuration with ``RedisConfiguration/tls`` set (a `rediss://` URL)
-/// is refused: every call fails at once with ``RedisError/tlsUnavailable(reason:)`` and no
-/// connection is opened, so nothing is ever sent in the clear in its place.
+/// **Plain TCP unless given a TLS transport.** Connections are opened by its ``RedisTransport``:
+/// ``RedisPlainTransport`` by default; `RedisTLSTransport` (package `ConvertRedisTLS`)
+/// encrypts. A configuration with ``RedisConfiguration/tls`` set (a `rediss://` URL) and a
+/// transport that does not encrypt is refused: every call fails at once with
+/// ``RedisError/tlsUnavailable(reason:)`` and no connection is opened, so nothing is ever sent in
+/// the clear in its place.
 ///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"))
@@ -49,11 +52,12 @@ public final class RedisClient: Sendable {
     public let configuration: RedisConfiguration
     let pool: RedisPool
 
-    /// A client for `configuration`; connects lazily, on the first call. The reconnect backoff
-    /// is measured on `clock`.
-    public init(configuration: RedisConfiguration, clock: any SleepClock = .continuous) {
+    /// A client for `configuration` whose connections `transport` opens (plain TCP by default);
+    /// connects lazily, on the first call. The reconnect backoff is measured on `clock`.
+    public init(configuration: RedisConfiguration, transport: any RedisTransport = RedisPlainTransport(),
+                clock: any SleepClock = .continuous) {
         self.configuration = configuration
-        pool = RedisPool(configuration: configuration, clock: clock)
+        pool = RedisPool(configuration: configuration, transport: transport, clock: clock)
     }
 
     deinit { pool.close() }
@@ -70,7 +74,8 @@ public final class RedisClient: Sendable {
 
     /// Whether the server is taken as reachable: `false` from a transport failure until a
     /// background probe succeeds (calls meanwhile fail at once), and always for a configuration
-    /// asking for TLS, which this client refuses (see ``RedisError/tlsUnavailable(reason:)``).
+    /// asking for TLS with a transport that does not encrypt, which this client refuses (see
+    /// ``RedisError/tlsUnavailable(reason:)``).
     public var isAvailable: Bool { pool.isAvailable }
 
     /// Calls `handler` (on the thread that noticed, outside the client's locks) when the server

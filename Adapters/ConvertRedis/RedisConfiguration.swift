@@ -43,10 +43,11 @@ public struct RedisConfiguration: Sendable, Hashable, CustomStringConvertible, C
     public var reconnectBackoffInitial: Duration
     /// The longest wait between probes.
     public var reconnectBackoffMax: Duration
-    /// Whether the connection must be encrypted; set by a `rediss://` URL. A client without a
-    /// TLS connector refuses such a configuration: ``RedisClient`` speaks plaintext only, so
-    /// every call fails with ``RedisError/tlsUnavailable(reason:)`` and no connection is ever
-    /// opened; it never falls back to plaintext.
+    /// Whether the connection must be encrypted; set by a `rediss://` URL. A ``RedisClient``
+    /// whose transport does not encrypt (the default, ``RedisPlainTransport``) refuses such a
+    /// configuration: every call fails with ``RedisError/tlsUnavailable(reason:)`` and no
+    /// connection is ever opened; it never falls back to plaintext. Give it a TLS transport
+    /// (`RedisTLSTransport`, package `ConvertRedisTLS`).
     public var tls: Bool
 
     /// A configuration; by default a local server on 6379, no password, database 0, no prefix, a

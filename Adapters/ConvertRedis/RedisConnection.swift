@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// One TCP connection to Redis, used by one holder at a time.
+/// One connection to Redis (a stream of its ``RedisTransport``), used by one holder at a time.
 ///
 /// Connecting authenticates (`AUTH`) and selects the database (`SELECT`) as the configuration
 /// says, then sends the extra setup commands given, all in one round trip. ``send(_:)`` writes
@@ -26,7 +26,7 @@ import Darwin
 package final class RedisConnection {
     /// Where the connection went, and the key prefix and timeouts it applies.
     package let configuration: RedisConfiguration
-    private let socket: TCPSocket
+    private let socket: ConnectionStream
     private var parser = RESPParser()
     /// Why the connection broke, once it has.
     package private(set) var failure: RedisError?
@@ -41,12 +41,13 @@ package final class RedisConnection {
     /// Connects within `configuration.connectTimeout`, then authenticates, selects the database
     /// and sends `setup` within `configuration.commandTimeout`; the replies to `setup` are in
     /// ``setupReplies`` (error replies included).
-    /// A configuration asking for TLS is refused before any socket is opened.
-    package init(configuration: RedisConfiguration, setup extra: [RedisCommand] = []) throws(RedisError) {
-        guard !configuration.tls else { throw RedisError.plaintextOnly(configuration) }
+    /// A configuration asking for TLS is refused before any socket is opened unless `transport`
+    /// encrypts.
+    package init(configuration: RedisConfiguration, transport: any RedisTransport = RedisPlainTransport(),
+                 setup extra: [RedisCommand] = []) throws(RedisError) {
+        guard !configuration.tls || transport.encrypts else { throw RedisError.plaintextOnly(configuration) }
         self.configuration = configuration
-        socket = try TCPSocket.connect(host: configuration.host, port: configuration.port,
-                                       deadline: .after(configuration.connectTimeout))
+        socket = ConnectionStream(try transport.connect(configuration, deadline: .now + configuration.connectTimeout))
         var setup: [RedisCommand] = []
         if let password = configuration.password {
             if let username = configuration.username {
@@ -79,7 +80,7 @@ package final class RedisConnection {
     var peer: String { socket.peer }
 
     /// Whether the connection can take commands.
-    package var isOpen: Bool { failure == nil && socket.fd >= 0 }
+    package var isOpen: Bool { failure == nil && socket.descriptor >= 0 }
 
     /// Whether the connection is open with nothing unexpected to read: a server that closed it
     /// or went away leaves it readable.
@@ -127,7 +128,7 @@ package final class RedisConnection {
 
     private func checkOpen() throws(RedisError) {
         if let failure { throw .connectionFailed(reason: "connection closed after an earlier failure (\(failure))") }
-        guard socket.fd >= 0 else { throw .connectionFailed(reason: "connection closed") }
+        guard socket.descriptor >= 0 else { throw .connectionFailed(reason: "connection closed") }
     }
 
     private func start(expecting count: Int) {
@@ -191,12 +192,12 @@ package final class RedisConnection {
     var pollEvents: Int16 { written < output.count ? Int16(POLLIN) | Int16(POLLOUT) : Int16(POLLIN) }
 
     /// The socket, for the I/O thread's poll.
-    var descriptor: Int32 { socket.fd }
+    var descriptor: Int32 { socket.descriptor }
 
     /// Waits until the socket can make progress or `instant` passes; `false` when it passed.
     func wait(until instant: ContinuousClock.Instant) throws(RedisError) -> Bool {
         do {
-            return try socket.wait(for: pollEvents, until: instant) != 0
+            return try socket.wait(for: pollEvents, until: instant)
         } catch {
             fail(error)
             throw error

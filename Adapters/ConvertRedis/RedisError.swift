@@ -22,10 +22,14 @@ public enum RedisError: Error, CustomStringConvertible, Sendable, Hashable {
     case authenticationFailed(message: String)
     /// The client was closed.
     case clientClosed
-    /// The configuration asks for TLS (``RedisConfiguration/tls``, a `rediss://` URL) and this
-    /// client speaks plaintext only: it refuses every call without opening a connection, rather
-    /// than send the password and data in the clear.
+    /// The configuration asks for TLS (``RedisConfiguration/tls``, a `rediss://` URL) and the
+    /// client's transport speaks plaintext only: it refuses every call without opening a
+    /// connection, rather than send the password and data in the clear.
     case tlsUnavailable(reason: String)
+    /// No secure session with the server: its certificate is untrusted, expired or for another
+    /// name, it refused the client's certificate, or it does not speak TLS. The reason names
+    /// which.
+    case tlsFailed(reason: String)
 
     public var description: String {
         switch self {
@@ -36,13 +40,15 @@ public enum RedisError: Error, CustomStringConvertible, Sendable, Hashable {
         case .authenticationFailed(let message): "Redis authentication failed: \(message)"
         case .clientClosed: "Redis client is closed"
         case .tlsUnavailable(let reason): "Redis TLS unavailable: \(reason)"
+        case .tlsFailed(let reason): "Redis TLS failed: \(reason)"
         }
     }
 
-    /// The refusal of a configuration that asks for TLS, by a client that has none.
+    /// The refusal of a configuration that asks for TLS, by a client whose transport has none.
     static func plaintextOnly(_ configuration: RedisConfiguration) -> RedisError {
         .tlsUnavailable(reason: "the configuration for \(configuration.host):\(configuration.port) asks for TLS (rediss://), "
-            + "which needs a TLS connector; this client speaks plaintext only, so it opens no connection")
+            + "which needs a TLS connector: pass RedisClient(configuration:transport:) a RedisTLSTransport "
+            + "(package ConvertRedisTLS); this client's transport speaks plaintext only, so it opens no connection")
     }
 
     /// The error for an error reply: authentication refusals get their own case.

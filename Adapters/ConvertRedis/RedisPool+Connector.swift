@@ -60,7 +60,7 @@ extension RedisPool {
         var commands = setups.flatMap(\.1.commands)
         if probe { commands.append(.ping) }
         do {
-            let connection = try RedisConnection(configuration: configuration, setup: commands)
+            let connection = try RedisConnection(configuration: configuration, transport: transport, setup: commands)
             var replies = connection.setupReplies[...]
             for (_, setup) in setups {
                 setup.handle(Array(replies.prefix(setup.commands.count)))

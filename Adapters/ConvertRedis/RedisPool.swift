@@ -112,17 +112,20 @@ final class RedisPool: Sendable {
     /// This client's number in its threads' names.
     let number: Int
     /// Why every call fails before any connection is opened: the configuration asks for TLS,
-    /// which this plaintext client cannot give.
+    /// which the client's transport cannot give.
     let refusal: RedisError?
+    /// What opens the connections' streams.
+    let transport: any RedisTransport
 
-    init(configuration: RedisConfiguration, clock: any SleepClock) {
+    init(configuration: RedisConfiguration, transport: any RedisTransport = RedisPlainTransport(), clock: any SleepClock) {
         number = Self.numbers.withValue { count in
             count += 1
             return count
         }
         self.configuration = configuration
         self.clock = clock
-        refusal = configuration.tls ? RedisError.plaintextOnly(configuration) : nil
+        self.transport = transport
+        refusal = configuration.tls && !transport.encrypts ? RedisError.plaintextOnly(configuration) : nil
         backoff = Backoff(initial: configuration.reconnectBackoffInitial, maximum: configuration.reconnectBackoffMax)
         reactor = RedisReactor()
     }
