@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16)],
     products: [
         .library(name: "ConvertRedisTLS", targets: ["ConvertRedisTLS"]),
+        .executable(name: "convert-redis-bench", targets: ["convert-redis-bench"]),
     ],
     dependencies: [
         .package(name: "ConvertSwiftSDK", path: "../.."),
@@ -27,6 +28,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
             ]),
+        // convert-bench's Redis benchmarks through the TLS transport.
+        .executableTarget(
+            name: "convert-redis-bench",
+            dependencies: [
+                "ConvertRedisTLS",
+                .product(name: "ConvertBench", package: "ConvertSwiftSDK"),
+                .product(name: "ConvertRedis", package: "ConvertSwiftSDK"),
+            ],
+            path: "Benchmarks"),
         .testTarget(
             name: "ConvertRedisTLSTests",
             dependencies: [
