@@ -85,17 +85,19 @@ extension WriteBehindVisitorStore {
         case .available(let downFor):
             noteSuccess(downFor: downFor)
         case .dataLost:
+            // At once, before the writes the backend's return starts: from here every base is void.
+            state.withValue { state in
+                state.dataSet += 1
+                state.stored = [:]
+            }
             Task.detached { self.rewriteRecent() }
         }
     }
 
-    /// Marks the visitors seen last for writing again: the backend lost what it held of them. A
-    /// write on its way that fails afterwards is marked again whole (its base is void), and notes
-    /// of what the lost data set held are dropped.
+    /// Marks the visitors seen last for writing again: the backend lost what it held of them.
+    /// (Visitors with changes pending are written whole anyway: their bases are void.)
     func rewriteRecent() {
         let keys = state.withValue { state -> [VisitorKey] in
-            state.dataSet += 1
-            state.stored = [:]
             var seen = Set<VisitorKey>()
             return state.recent.filter { seen.insert($0).inserted }
         }

@@ -41,6 +41,11 @@ extension WriteBehindVisitorStore {
                 if replacingBase {
                     state.dirty[key]!.base = base
                     state.dirty[key]!.renewed = renewed
+                    state.dirty[key]!.dataSet = state.dataSet
+                } else if state.dirty[key]!.dataSet != state.dataSet {
+                    state.dirty[key]!.base = VisitorData()
+                    state.dirty[key]!.renewed = false
+                    state.dirty[key]!.dataSet = state.dataSet
                 }
                 if version > state.dirty[key]!.version {
                     state.dirty[key]!.latest = latest
@@ -171,11 +176,19 @@ extension WriteBehindVisitorStore {
         // Read with the visitors' data under the state's lock, as the decision path adds them.
         let now = clock.elapsed
         let claimsAfter = options.firstDecisionClaim == .afterAnswering
+        // The backend's data set now: a base taken before it last lost its data describes nothing
+        // it holds, so such a visitor is written whole.
+        let dataSet = state.withValue { $0.dataSet }
         let read = { (awaiting: [VisitorKey: [InternedId: Duration]]) -> [(VisitorKey, Pending, [InternedId])] in
             // Numbered before the reads: a change a read misses is numbered higher.
             let version = self.versions.value
             return batch.map { key, pending in
                 var pending = pending
+                if pending.dataSet != dataSet {
+                    pending.base = VisitorData()
+                    pending.renewed = false
+                    pending.dataSet = dataSet
+                }
                 // A visitor the local store evicted is written from what its pending write kept.
                 if let data = self.local.data(for: key), version > pending.version {
                     pending.latest = data
@@ -226,6 +239,8 @@ extension WriteBehindVisitorStore {
                 for change in changes { remember(change.key, &state) }
             }
             noteSuccess(startedAt: started)
+            // Lost while on its way: what it sent over its base may be all the new data set has.
+            if state.withValue({ $0.dataSet }) != dataSet { markAgain(snapshot.map { ($0.0, $0.1) }) }
             if conflicts > 0 {
                 log.info("shared visitor store: \(conflicts) sticky decision(s) were already stored by another instance; the first kept")
             }

@@ -194,6 +194,20 @@ private final class HeldBackend: VisitorDataBackend, Sendable {
         #expect(backend.inner.record(key)?.locations == ["home"])
     }
 
+    @Test func aVisitorPendingWhenTheBackendLostItsDataIsWrittenWholeThoughNotRewrittenAsRecent() async throws {
+        let backend = MemoryVisitorBackend()
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
+                                            options: .init(writeBehind: .seconds(600), rewrittenAfterDataLoss: 0))
+        #expect(store.claimFirstDecision(key, experienceId: "e", variationId: "a")?.variationId == "a")
+        store.update(key) { $0.bucketing["e"] = "a"; $0.locations = ["home"] }
+        // Lost while the change waits; no visitor is marked again as seen last (the bound is 0).
+        backend.loseData()
+        _ = await store.flush()
+        let stored = backend.record(key)
+        #expect(stored?.bucketing == ["e": "a"], "the claimed decision is written to the emptied backend: \(String(describing: stored))")
+        #expect(stored?.locations == ["home"])
+    }
+
     @Test func writesBehindSendOnlyWhatChangedSinceWhatTheBackendHolds() async throws {
         let backend = SpyBackend()
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(), options: .init(writeBehind: .seconds(600)))
