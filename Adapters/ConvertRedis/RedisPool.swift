@@ -182,7 +182,8 @@ final class RedisPool: Sendable {
     /// An idle connection if one is sound and no call waits, a failure while the server is
     /// unavailable, else `wait` (the call is then ``submit(_:deadline:done:)``ted).
     func checkoutNow() -> Checkout {
-        if let refusal { return .fail(refusal) }
+        // A closed client says so first, whatever its configuration.
+        if let refusal { return .fail(state.withValue { $0.closed } ? .clientClosed : refusal) }
         while true {
             let step = state.withValue { state -> (Checkout, RedisConnection?) in
                 if state.closed { return (.fail(.clientClosed), nil) }

@@ -15,10 +15,9 @@ extension Decider {
         guard let stored = stored.variation(forExperience: ids.experience),
               let index = ids.variationIndex(of: stored) else { return .notDecided }
         let variation = experience.variations[index]
-        let marker = ExposureMarker.sent(experienceId: experience.id, variationId: variation.id)
-        let sent = InternedId(marker)
+        let sent = ids.sentMarkers[index]
         if self.stored.containsGoal(sent) { return .alreadyTracked }
-        let pending = InternedId(ExposureMarker.pending(experienceId: experience.id, variationId: variation.id))
+        let pending = ids.pendingMarkers[index]
         guard self.stored.containsGoal(pending) else { return .notManual }
         guard consented, trackingEnabled else {
             runtime.log.debug("trackExposure \(experience.key): \(consented ? "tracking is off" : "no consent"), not sent")
@@ -31,6 +30,7 @@ extension Decider {
         // Another process on the same storage, or another instance on the shared store, may have
         // sent it: the first to record it there sends (unreachable shared store: this instance
         // decides, as for conversions).
+        let marker = sent.string
         if first, !runtime.ports.visitorStore.recordExposureOnce(key, marker: marker) { first = false }
         if first, let shared = runtime.sharedStore, await shared.recordGoalOnce(key, goalId: marker) == false {
             first = false

@@ -40,7 +40,7 @@ extension Decider {
         }
 
         let tracks = exposure == .automatic && trackingEnabled
-        // Only a manual decision carries a marker: the automatic path interns nothing more.
+        // Only a manual decision carries a marker (interned with the config).
         let pending = exposure == .manual && decision.isNew ? decision.variationIndex.map { ids.pendingMarkers[$0] } : nil
         // A decision whose event is never sent says so, for snapshots.
         let withheld = exposure == .none && decision.isNew ? decision.variationIndex.map { ids.withheldMarkers[$0] } : nil

@@ -92,22 +92,20 @@ final class StoredExperienceIds: Sendable {
     let variations: [InternedId]
     /// Parallel to the variations: the marker of a manual decision awaiting its exposure.
     let pendingMarkers: [InternedId]
+    /// Parallel to the variations: the marker of an exposure `trackExposure` sent.
+    let sentMarkers: [InternedId]
     /// Parallel to the variations: the marker of a decision made with no exposure.
     let withheldMarkers: [InternedId]
 
-    /// Interns the experience's ids and its variations' exposure markers: a decision stores a
-    /// marker, and building and interning its text per decision cost a fresh decision made
-    /// without tracking a fifth.
+    /// Interns the experience's ids and its variations' exposure markers, which decisions store.
     init(_ experience: Experience) {
+        let pool = IdPool.shared
         let variationIds = experience.variations.map(\.id)
-        let count = variationIds.count
-        let interned = IdPool.shared.intern([experience.id] + variationIds
-            + variationIds.map { ExposureMarker.pending(experienceId: experience.id, variationId: $0) }
-            + variationIds.map { ExposureMarker.withheld(experienceId: experience.id, variationId: $0) })
-        self.experience = interned[0]
-        variations = Array(interned[1..<(1 + count)])
-        pendingMarkers = Array(interned[(1 + count)..<(1 + 2 * count)])
-        withheldMarkers = Array(interned[(1 + 2 * count)...])
+        self.experience = pool.intern(experience.id)
+        variations = pool.intern(variationIds)
+        pendingMarkers = pool.intern(variationIds.map { ExposureMarker.pending(experienceId: experience.id, variationId: $0) })
+        sentMarkers = pool.intern(variationIds.map { ExposureMarker.sent(experienceId: experience.id, variationId: $0) })
+        withheldMarkers = pool.intern(variationIds.map { ExposureMarker.withheld(experienceId: experience.id, variationId: $0) })
     }
 
     /// The index in the experience's variations of the variation with this interned id.

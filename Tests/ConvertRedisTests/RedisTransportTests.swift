@@ -82,4 +82,20 @@ struct RedisTransportTests {
         #expect(reason.contains("RedisTLSTransport") && reason.contains("ConvertRedisTLS"), "\(reason)")
         #expect(!reason.contains("SECRET"))
     }
+
+    /// Closed, a refused client answers as any closed client does.
+    @Test func aClosedClientSaysItIsClosedBeforeItsRefusal() async throws {
+        var configuration = RedisConfiguration(port: 1)
+        configuration.tls = true
+        let client = RedisClient(configuration: configuration, transport: .plain)
+        client.close()
+        guard case .clientClosed? = await redisError({ try await client.ping() }) else {
+            Issue.record("expected clientClosed: \(String(describing: await redisError({ try await client.ping() })))")
+            return
+        }
+        guard case .clientClosed? = await redisError({ try client.ping() }) else {
+            Issue.record("expected clientClosed from the blocking call too")
+            return
+        }
+    }
 }

@@ -21,9 +21,10 @@ import Tracing
 /// the current span (decisions are synchronous calls in the request's task, so the task-local
 /// context is the request's). A tracer that does not implement that lookup (it is optional and
 /// answers `nil` by default) gets, with `Fallback.childSpan`, a short child span named
-/// `feature_flag.evaluation` holding the event instead. Outside any trace (no service context, or
-/// one that carries no span's context), and on a span that records nothing (no tracer
-/// bootstrapped, a trace sampled out), nothing is recorded or built.
+/// `feature_flag.evaluation` holding the event instead. Without a service context or with an empty
+/// one (no trace begun), and on a span that records nothing (no tracer bootstrapped, a trace
+/// sampled out), nothing is recorded or built. A context that carries only baggage is handed to
+/// the tracer like any other: one that finds no span in it gets the child span, a root span then.
 ///
 /// ```swift
 /// sdk.addHook(TracingHook())

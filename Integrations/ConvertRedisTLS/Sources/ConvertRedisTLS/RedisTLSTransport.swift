@@ -151,6 +151,9 @@ public final class RedisTLSTransport: RedisTransport {
                 + "a server that does not speak TLS on this port (a plaintext server behind rediss://) does not answer one"))
             channel.close(promise: nil)
         }
+        // Cancelled on the loop as the handshake ends, so a timer due just after a success never
+        // closes the channel this returns.
+        handshake.futureResult.whenComplete { _ in timeout.cancel() }
         do {
             try handshake.futureResult.wait()
             timeout.cancel()
