@@ -1,3 +1,4 @@
+import ConvertSynchronization
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -9,11 +10,11 @@ import Darwin
 #endif
 
 /// An executable a test runs as a child process, typically a server it then talks to over
-/// loopback (see ``LoopbackHTTP``): started at once, its standard output and error collected
-/// until it ends, stopped with SIGTERM.
+/// loopback (see ``LoopbackHTTP``): running when the initializer returns, its standard output and
+/// error collected until it ends, stopped with SIGTERM.
 ///
 /// ```swift
-/// let server = ChildProcess(binary, environment: ["PORT": "\(port)", "REDIS_HOST": nil])
+/// let server = try ChildProcess(binary, environment: ["PORT": "\(port)", "REDIS_URL": nil])
 /// defer { server.stop() }
 /// // … requests …
 /// let ended = try await server.terminate()
@@ -21,25 +22,51 @@ import Darwin
 public final class ChildProcess {
     /// The child process.
     public let process: Process
-    private let outcome: Task<ProcessOutcome, any Error>
+    /// Left when the process has ended and both of its outputs are read to their end.
+    private let finished = DispatchGroup()
+    private let out = Locked(Data()), err = Locked(Data())
 
     /// Starts `executable` with `arguments`, in this process's environment changed by
-    /// `environment`: a key given `nil` is removed, any other is set.
-    public init(_ executable: URL, arguments: [String] = [], environment: [String: String?] = [:]) {
+    /// `environment`: a key given `nil` is removed, any other is set. Throws when it cannot be
+    /// started.
+    public init(_ executable: URL, arguments: [String] = [], environment: [String: String?] = [:]) throws {
         let process = Process()
         process.executableURL = executable
         if !arguments.isEmpty { process.arguments = arguments }
         var inherited = ProcessInfo.processInfo.environment
         for (key, value) in environment { inherited[key] = value }
         process.environment = inherited
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
         self.process = process
-        outcome = Task { try await process.outcome() }
+        let finished = finished
+        finished.enter()
+        process.terminationHandler = { _ in finished.leave() }
+        do {
+            try process.run()
+        } catch {
+            process.terminationHandler = nil
+            finished.leave()
+            throw error
+        }
+        // Each pipe read on a thread of its own, so a chatty child never blocks on a full pipe.
+        for (pipe, sink) in [(stdout, out), (stderr, err)] {
+            finished.enter()
+            Thread {
+                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                finished.leave()
+            }.start()
+        }
     }
 
     /// Sends SIGTERM; returns how the process ended and everything it printed.
     public func terminate() async throws -> ProcessOutcome {
         process.terminate()
-        return try await outcome.value
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            finished.notify(queue: .global()) { done.resume() }
+        }
+        return ProcessOutcome(status: process.terminationStatus, out: out.value, err: err.value)
     }
 
     /// Sends SIGTERM when the process still runs: for a `defer` that leaves no child behind,

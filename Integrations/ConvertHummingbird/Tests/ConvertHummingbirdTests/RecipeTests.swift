@@ -37,7 +37,7 @@ private let packageDirectory = URL(fileURLWithPath: #filePath).deletingLastPathC
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
         let port = try LoopbackHTTP.freePort()
-        let server = ChildProcess(binary, environment: [
+        let server = try ChildProcess(binary, environment: [
             "CONVERT_SDK_KEY": nil, "REDIS_URL": nil,
             "PORT": "\(port)",
             "XDG_DATA_HOME": data.path,   // the SDK's files, under the test's directory

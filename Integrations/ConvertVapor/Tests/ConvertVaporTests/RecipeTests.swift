@@ -37,7 +37,7 @@ private let packageDirectory = URL(fileURLWithPath: #filePath).deletingLastPathC
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
         let port = try LoopbackHTTP.freePort()
-        let server = ChildProcess(binary, arguments: ["serve", "--hostname", "127.0.0.1", "--port", "\(port)"], environment: [
+        let server = try ChildProcess(binary, arguments: ["serve", "--hostname", "127.0.0.1", "--port", "\(port)"], environment: [
             "CONVERT_SDK_KEY": nil, "REDIS_URL": nil,
             "XDG_DATA_HOME": data.path,   // the SDK's files, under the test's directory
             "HOME": data.path,
