@@ -42,6 +42,7 @@ public final class RedisClusterClient: Sendable {
         var owners = [RedisClient?](repeating: nil, count: RedisClusterClient.slotCount)
         var refreshing = false
         var refreshes = 0
+        var redirections = 0
         var closed = false
         var loop: Task<Void, Never>?
     }
@@ -188,6 +189,9 @@ public final class RedisClusterClient: Sendable {
     /// How many times the topology was read (for tests).
     package var topologyRefreshes: Int { state.withValue { $0.refreshes } }
 
+    /// How many `MOVED` and `ASK` replies were followed (for tests).
+    package var redirections: Int { state.withValue { $0.redirections } }
+
     /// The master clients, one per distinct master in the map.
     package var masters: [RedisClient] {
         state.withValue { state in
@@ -296,6 +300,7 @@ public final class RedisClusterClient: Sendable {
     /// The node to send a redirected call to; a `MOVED` updates the map and schedules a refresh.
     private func follow(_ redirect: Redirect) -> RedisClient {
         let target = node(host: redirect.host, port: redirect.port)
+        state.withValue { $0.redirections += 1 }
         if !redirect.ask, (0..<Self.slotCount).contains(redirect.slot) {
             state.withValue { $0.owners[redirect.slot] = target }
             scheduleRefresh()
