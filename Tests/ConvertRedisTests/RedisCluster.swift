@@ -37,7 +37,9 @@ final class RedisCluster: Sendable {
         self.servers = servers
         let output = try Self.run(cli, ["--cluster", "create"] + servers.map { "127.0.0.1:\($0.port)" }
             + ["--cluster-replicas", "1", "--cluster-yes"])
-        guard waitUntilOK(timeout: .seconds(30)) else { throw ServerError("the cluster did not reach cluster_state:ok: \(output)") }
+        guard waitUntilOK(timeout: .seconds(30), also: { _ in self.replicasInSync }) else {
+            throw ServerError("the cluster did not reach cluster_state:ok with three replicas in sync: \(output)")
+        }
     }
 
     /// Starts a cluster off the cooperative pool.
@@ -56,20 +58,29 @@ final class RedisCluster: Sendable {
     func server(port: Int) -> RedisServer? { servers.first { $0.port == port } }
 
     /// Whether every running node in `among` (all by default) says `cluster_state:ok` and
-    /// agrees on three masters covering every slot, within `timeout`.
-    func waitUntilOK(timeout: Duration, among: [RedisServer]? = nil) -> Bool {
+    /// agrees on three masters covering every slot (and on `also`, when given), within `timeout`.
+    func waitUntilOK(timeout: Duration, among: [RedisServer]? = nil, also: ([Node]) -> Bool = { _ in true }) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let ok = (among ?? servers).allSatisfy { server in
                 (try? server.command(["CLUSTER", "INFO"]).stringValue)?.contains("cluster_state:ok") == true
             }
             if ok, let nodes = try? nodes(from: (among ?? servers)[0]),
-               nodes.filter({ $0.isMaster && !$0.failed && !$0.slots.isEmpty }).count == 3 {
+               nodes.filter({ $0.isMaster && !$0.failed && !$0.slots.isEmpty }).count == 3, also(nodes) {
                 return true
             }
             usleep(50_000)
         }
         return false
+    }
+
+    /// Whether three nodes are replicas whose link to their master is up (a replica not in sync
+    /// yet would not take over its master's slots).
+    private var replicasInSync: Bool {
+        servers.filter { server in
+            let text = (try? server.command(["INFO", "replication"]).stringValue) ?? ""
+            return text.contains("role:slave") && text.contains("master_link_status:up")
+        }.count == 3
     }
 
     /// The nodes as `server` (the first by default) sees them.

@@ -6,6 +6,7 @@ import ConvertMemory
 import ConvertRedis
 import ConvertSharedStore
 import ConvertStorage
+import ConvertSynchronization
 import ConvertTesting
 import ConvertTracking
 import ConvertVisitor
@@ -172,5 +173,75 @@ struct RedisClusterTests {
         #expect(elapsed < client.configuration.commandTimeout)
         #expect(client.owner(of: slot).configuration.port == target.port, "MOVED updated the slot's master")
         #expect(try backend.claimVariation(key, experienceId: "e", variationId: "w") == VariationClaim(variationId: "v", isFirst: false))
+    }
+
+    @Test func aMasterKilledUnderLoadCostsNoCallMoreThanItsBoundAndItsReplicaTakesOver() async throws {
+        let cluster = try await RedisCluster.started()
+        let timeout: Duration = underThreadSanitizer ? .seconds(30) : .milliseconds(250)
+        let seeds = cluster.seeds(keyPrefix: "failover:").map { seed in
+            var seed = seed
+            seed.commandTimeout = timeout
+            return seed
+        }
+        let client = RedisClusterClient(seeds: seeds)
+        defer { client.close() }
+        #expect(await eventually { client.topologyRefreshes > 0 }, "the topology read at start")
+        let backend = RedisVisitorBackend(cluster: client)
+        let keys = (0..<300).map { VisitorKey(namespace: "1-2", visitorId: "visitor-\($0)") }
+        for key in keys { _ = try await backend.merge([VisitorDataChanges(key: key, goals: ["g"])]) }
+
+        let victim = try #require(try cluster.nodes().first { $0.isMaster && !$0.slots.isEmpty })
+        let inVictim = keys.filter { key in
+            let slot = RedisClusterClient.slot(of: "failover:" + RedisVisitorBackend.redisKey(key))
+            return victim.slots.contains { $0.contains(slot) }
+        }
+        #expect(!inVictim.isEmpty)
+        // Light load: one call at a time, the longest noted.
+        let stop = Locked(false), longest = Locked(Duration.zero), calls = Locked(0)
+        let load = Task.detached {
+            var n = 0
+            while !stop.value {
+                let started = ContinuousClock.now
+                _ = try? await backend.load(keys[n % keys.count])
+                let elapsed = ContinuousClock.now - started
+                longest.withValue { $0 = max($0, elapsed) }
+                calls.withValue { $0 += 1 }
+                n += 1
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let victimServer = try #require(cluster.server(port: victim.port))
+        victimServer.kill()
+        let survivors = cluster.servers.filter { $0.port != victim.port }
+        let victimSlot = try #require(victim.slots.first?.lowerBound)
+        let promoted = await Task.detached {
+            cluster.waitUntilOK(timeout: .seconds(30), among: survivors) { nodes in
+                nodes.contains { $0.isMaster && !$0.failed && $0.port != victim.port && $0.slots.contains { $0.contains(victimSlot) } }
+            }
+        }.value
+        #expect(promoted, "a replica took over the killed master's slots")
+        let okAt = ContinuousClock.now
+        var written: Duration?
+        var lastError = ""
+        while ContinuousClock.now - okAt < .seconds(10) {
+            do {
+                _ = try await backend.merge(inVictim.map { VisitorDataChanges(key: $0, goals: ["after"]) })
+                written = ContinuousClock.now - okAt
+                break
+            } catch {
+                lastError = "\(error)"
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        stop.set(true)
+        await load.value
+        print("RedisCluster failover: writes to the killed master's slots succeeded \(written.map { "\($0)" } ?? "never") after cluster_state:ok; "
+              + "longest of \(calls.value) calls meanwhile: \(longest.value)")
+        let bound = timeout + .milliseconds(50)
+        #expect(longest.value <= bound || underThreadSanitizer, "a call took \(longest.value), its bound is \(bound)")
+        let took = try #require(written, "no write to the killed master's slots succeeded within 10 s: \(lastError); \(client.topologyRefreshes) refreshes")
+        #expect(took < .seconds(5))
+        #expect(try await backend.load(inVictim[0])?.goals == ["g", "after"], "the replica kept the data")
     }
 }
