@@ -3,7 +3,7 @@ import ConvertEnvironment
 import ConvertEvents
 import ConvertJSON
 import ConvertMemory
-import ConvertRedis
+@testable import ConvertRedis
 import ConvertSharedStore
 import ConvertStorage
 import ConvertSynchronization
@@ -38,6 +38,27 @@ extension ClaimingInstance {
         #expect(RedisClusterClient.slot(of: "{}x") == Int(RedisClusterClient.crc16(Array("{}x".utf8)) % 16_384), "an empty tag: the whole key")
         #expect(RedisClusterClient.slot(of: "a{}{b}") == Int(RedisClusterClient.crc16(Array("a{}{b}".utf8)) % 16_384), "an empty first tag: the whole key")
         #expect(RedisClusterClient.slot(of: "x{a}{b}") == RedisClusterClient.slot(of: "a"), "the first tag only")
+    }
+
+    @Test func redirectionsAreParsed() {
+        let moved = RedisClusterClient.Redirect("MOVED 3999 127.0.0.1:6381")
+        #expect(moved?.ask == false && moved?.slot == 3999 && moved?.host == "127.0.0.1" && moved?.port == 6381)
+        let ask = RedisClusterClient.Redirect("ASK 12 [::1]:7000")
+        #expect(ask?.ask == true && ask?.slot == 12 && ask?.host == "::1" && ask?.port == 7000)
+        #expect(RedisClusterClient.Redirect("ERR unknown command") == nil)
+        #expect(RedisClusterClient.redirect(in: [.integer(1), .error("WRONGTYPE Operation"), .error("MOVED 1 h:2")])?.port == 2)
+        #expect(RedisClusterClient.redirect(in: [.integer(1), .error("WRONGTYPE Operation")]) == nil)
+    }
+
+    @Test func anEmptyAnnouncedHostIsTheHostAsked() throws {
+        let reply: RESPValue = .array([.array([.integer(0), .integer(100), .array([.bulkString(Data()), .integer(7000), .bulkString(Data("id".utf8))])]),
+                                       .array([.integer(101), .integer(16_383), .array([.bulkString(Data("10.0.0.2".utf8)), .integer(7001)])])])
+        let ranges = try #require(RedisClusterClient.slotRanges(reply, host: "10.0.0.1"))
+        #expect(ranges.map(\.host) == ["10.0.0.1", "10.0.0.2"])
+        #expect(ranges.map(\.port) == [7000, 7001])
+        #expect(ranges.map(\.slots) == [0...100, 101...16_383])
+        #expect(RedisClusterClient.slotRanges(.array([.array([.integer(0), .integer(16_384), .array([.bulkString(Data()), .integer(1)])])]), host: "h") == nil,
+                "a slot past the last is refused")
     }
 }
 
