@@ -291,4 +291,7 @@ package struct RESPWriter {
 
     /// How many commands were written.
     package var commandCount: Int { count }
+
+    /// How many bytes were written.
+    package var byteCount: Int { bytes.count }
 }

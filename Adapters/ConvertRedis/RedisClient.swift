@@ -181,11 +181,11 @@ public final class RedisClient: Sendable {
     /// for the I/O thread.
     func perform(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
         guard !commands.isEmpty else { return [] }
-        return try perform(.commands(commands), count: commands.count)
+        return try perform(.commands(commands), count: commands.count, deadline: .now + configuration.commandTimeout)
     }
 
     /// What a call sends: commands, or commands already encoded.
-    enum Payload {
+    enum Payload: Sendable {
         case commands([RedisCommand])
         case encoded(EncodedCommands)
 
@@ -204,8 +204,8 @@ public final class RedisClient: Sendable {
         }
     }
 
-    private func perform(_ payload: Payload, count: Int) throws(RedisError) -> [RESPValue] {
-        let deadline = ContinuousClock.now + configuration.commandTimeout
+    /// Runs `payload` (`count` commands) on a pooled connection, within `deadline`.
+    func perform(_ payload: Payload, count: Int, deadline: ContinuousClock.Instant) throws(RedisError) -> [RESPValue] {
         let lease: Lease
         switch pool.checkoutNow() {
         case .lease(let taken): lease = taken
@@ -241,18 +241,19 @@ public final class RedisClient: Sendable {
     /// the replies are in or the call's deadline passes.
     func perform(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [RESPValue] {
         guard !commands.isEmpty else { return [] }
-        return try await perform(.commands(commands), count: commands.count, slow: slow)
+        return try await perform(.commands(commands), count: commands.count, slow: slow, deadline: .now + configuration.commandTimeout)
     }
 
     /// ``perform(_:slow:)`` of commands already encoded (a ``RESPWriter``'s, with this client's
     /// key prefix).
     func perform(_ encoded: EncodedCommands, slow: Bool = false) async throws(RedisError) -> [RESPValue] {
         guard encoded.count > 0 else { return [] }
-        return try await perform(.encoded(encoded), count: encoded.count, slow: slow)
+        return try await perform(.encoded(encoded), count: encoded.count, slow: slow, deadline: .now + configuration.commandTimeout)
     }
 
-    private func perform(_ payload: Payload, count: Int, slow: Bool) async throws(RedisError) -> [RESPValue] {
-        let deadline = ContinuousClock.now + configuration.commandTimeout
+    /// Runs `payload` (`count` commands) on a pooled connection, within `deadline`, suspending
+    /// the caller when the reply is not quick.
+    func perform(_ payload: Payload, count: Int, slow: Bool, deadline: ContinuousClock.Instant) async throws(RedisError) -> [RESPValue] {
         let pool = self.pool
         let lease: Lease
         switch pool.checkoutNow() {

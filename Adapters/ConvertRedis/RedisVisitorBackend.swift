@@ -3,8 +3,8 @@ import ConvertStorage
 import ConvertVisitor
 import Foundation
 
-/// Visitor data in Redis (or any single-endpoint server speaking RESP, such as Valkey): one hash
-/// per visitor, shared by every SDK instance pointed at the server.
+/// Visitor data in Redis (or any server speaking RESP, such as Valkey), one endpoint or a cluster:
+/// one hash per visitor, shared by every SDK instance pointed at the server.
 ///
 /// ```swift
 /// let redis = RedisClient(configuration: RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:", ttl: .seconds(30 * 86_400)))
@@ -20,12 +20,15 @@ import Foundation
 /// Round trips: a load is one `HGETALL`; a claim is one pipeline (`HSETNX` of the decision's
 /// field, its value read back, the time to live renewed); a goal record is one `HSETNX` with
 /// the renewal pipelined; the writes behind are a batch's commands in one pipeline (and a second
-/// round trip to read back decisions another instance stored first, only when some are). Cluster routing is not supported: use
-/// one endpoint (a primary, a proxy, or a cluster-aware proxy in front of a cluster).
+/// round trip to read back decisions another instance stored first, only when some are). Over a
+/// ``RedisClusterClient`` each of these goes to the master of the visitor's slot; the writes
+/// behind are one pipeline per master.
 ///
-/// The key `visitors:marker` (after the prefix) marks the data set: a new connection that finds
-/// it gone or replaced tells the shared store the server lost its data
-/// (``VisitorDataBackendEvent/dataLost``), and the store writes its recent visitors again.
+/// On one endpoint, the key `visitors:marker` (after the prefix) marks the data set: a new
+/// connection that finds it gone or replaced tells the shared store the server lost its data
+/// (``VisitorDataBackendEvent/dataLost``), and the store writes its recent visitors again. A
+/// cluster has no marker and publishes no events: a master that fails is replaced by its replica,
+/// which holds its data, and calls to an unreachable master fail on their own.
 public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// A hash under a visitor's key that this backend did not write.
     public struct InvalidRecord: VisitorRecordError, Sendable, Hashable, CustomStringConvertible {
@@ -36,16 +39,59 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         public var description: String { "Redis key \(key) does not hold visitor data: \(reason)" }
     }
 
-    private let client: RedisClient
+    /// One endpoint or a cluster.
+    private enum Connection: Sendable {
+        case node(RedisClient)
+        case cluster(RedisClusterClient)
+    }
+
+    private let connection: Connection
+    private var configuration: RedisConfiguration {
+        switch connection {
+        case .node(let client): client.configuration
+        case .cluster(let cluster): cluster.configuration
+        }
+    }
 
     /// Visitor data through `client`, with its key prefix and TTL.
     public init(client: RedisClient) {
-        self.client = client
+        connection = .node(client)
         client.watchDataSet(markerKey: Self.markerKey)
     }
 
+    /// Visitor data in a cluster, through `cluster`, with its key prefix and TTL.
+    public init(cluster: RedisClusterClient) {
+        connection = .cluster(cluster)
+    }
+
     /// `Redis at redis://host:port/db` (never the password), for log lines.
-    public var description: String { "Redis at \(client.configuration)" }
+    public var description: String {
+        switch connection {
+        case .node(let client): "Redis at \(client.configuration)"
+        case .cluster(let cluster): "Redis cluster at \(cluster.configuration)"
+        }
+    }
+
+    private func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+        switch connection {
+        case .node(let client): try await client.send(command)
+        case .cluster(let cluster): try await cluster.send(command)
+        }
+    }
+
+    private func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        switch connection {
+        case .node(let client): try await client.pipeline(commands, slow: slow)
+        case .cluster(let cluster): try await cluster.pipeline(commands, slow: slow)
+        }
+    }
+
+    private func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        switch connection {
+        case .node(let client): try client.pipeline(commands)
+        case .cluster(let cluster): try cluster.pipeline(commands)
+        }
+    }
 
     /// The Redis key of a visitor (before the client's prefix): where to inspect or delete its data.
     public static func redisKey(_ key: VisitorKey) -> String {
@@ -60,14 +106,14 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
 
     /// The client's time to live in whole milliseconds (at least 1), `nil` without one.
     private var ttlMilliseconds: Int? {
-        client.configuration.ttl.map { max(1, Int(clamping: $0.wholeMillisecondsRoundedUp)) }
+        configuration.ttl.map { max(1, Int(clamping: $0.wholeMillisecondsRoundedUp)) }
     }
 
     public func load(_ key: VisitorKey) async throws -> VisitorData? {
         let redisKey = Self.redisKey(key)
         let reply: RESPValue
         do {
-            reply = try await client.send(.hgetall(redisKey))
+            reply = try await send(.hgetall(redisKey))
         } catch {
             throw Self.recordError(error, key: redisKey)
         }
@@ -93,11 +139,11 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         var spans: [(start: Int, readBack: Int)] = []
         for (key, data) in records {
             let start = commands.count
-            commands += Self.writes(Self.redisKey(key), data, ttl: client.configuration.ttl)
+            commands += Self.writes(Self.redisKey(key), data, ttl: configuration.ttl)
             spans.append((start, commands.count))
             commands.append(.hgetall(Self.redisKey(key)))
         }
-        let replies = try await client.pipeline(commands, slow: records.count > 1)
+        let replies = try await pipeline(commands, slow: records.count > 1)
         var out: [VisitorData] = []
         out.reserveCapacity(records.count)
         for ((key, _), span) in zip(records, spans) {
@@ -117,8 +163,8 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     public func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool {
         let redisKey = Self.redisKey(key)
         var commands: [RedisCommand] = [.hsetnx(redisKey, "g:" + goalId, Data("1".utf8))]
-        if let ttl = client.configuration.ttl { commands.append(.expire(redisKey, ttl: ttl)) }
-        let replies = try await client.pipeline(commands)
+        if let ttl = configuration.ttl { commands.append(.expire(redisKey, ttl: ttl)) }
+        let replies = try await pipeline(commands)
         do {
             return try replies[0].get().intValue == 1
         } catch {
@@ -128,7 +174,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
 
     /// One `DEL` of the visitor's hash.
     public func delete(_ key: VisitorKey) async throws {
-        _ = try await client.send(.del([Self.redisKey(key)]))
+        _ = try await send(.del([Self.redisKey(key)]))
     }
 
     // MARK: Claims
@@ -148,7 +194,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     public func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
         let redisKey = Self.redisKey(key)
         do {
-            return try Self.claimed(client.pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
+            return try Self.claimed(pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
                                     variationId: variationId, key: redisKey)
         } catch let error as RedisError {
             throw Self.recordError(error, key: redisKey)
@@ -158,7 +204,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     public func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async throws -> VariationClaim {
         let redisKey = Self.redisKey(key)
         do {
-            return try Self.claimed(await client.pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
+            return try Self.claimed(await pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
                                     variationId: variationId, key: redisKey)
         } catch let error as RedisError {
             throw Self.recordError(error, key: redisKey)
@@ -189,15 +235,18 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         guard !changes.isEmpty else { return [] }
         let ttl = ttlMilliseconds.map(String.init)
         // Written straight into wire form: a batch is hundreds of commands.
-        var writer = RESPWriter(keyPrefix: client.configuration.keyPrefix, capacity: changes.count * 96)
+        var writer = RESPWriter(keyPrefix: configuration.keyPrefix, capacity: changes.count * 96)
         var json: [UInt8] = []
         /// Per change, the range of its commands; per new decision, where its `HSETNX` is.
         var spans: [Range<Int>] = []
         spans.reserveCapacity(changes.count)
+        /// Per change, the range of its bytes (to split the batch per master in a cluster).
+        var byteSpans: [Range<Int>] = []
+        byteSpans.reserveCapacity(changes.count)
         var decisions: [(change: Int, experience: String, variation: String, reply: Int)] = []
         for (index, change) in changes.enumerated() {
             let key = Self.redisKey(change.key)
-            let start = writer.commandCount
+            let start = writer.commandCount, byteStart = writer.byteCount
             for (experience, variation) in change.decisions.sorted(by: { $0.key < $1.key }) {
                 decisions.append((index, experience, variation, writer.commandCount))
                 writer.command("HSETNX", arguments: 3)
@@ -232,9 +281,21 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
                 writer.argument(ttl)
             }
             spans.append(start..<writer.commandCount)
+            byteSpans.append(byteStart..<writer.byteCount)
         }
         guard writer.commandCount > 0 else { return Array(repeating: [:], count: changes.count) }
-        let replies = try await client.pipeline(writer.encoded, slow: true)
+        let replies: [Result<RESPValue, RedisError>]
+        switch connection {
+        case .node(let client):
+            replies = try await client.pipeline(writer.encoded, slow: true)
+        case .cluster(let cluster):
+            let encoded = writer.encoded
+            let entries = changes.indices.filter { !spans[$0].isEmpty }.map { index in
+                (key: configuration.keyPrefix + Self.redisKey(changes[index].key),
+                 commands: EncodedCommands(bytes: Array(encoded.bytes[byteSpans[index]]), count: spans[index].count))
+            }
+            replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
+        }
         var kept = [[String: String]](repeating: [:], count: changes.count)
         guard !decisions.isEmpty else { return kept }
         // A record holding something else (WRONGTYPE) is left out: no retry could write it.
@@ -243,7 +304,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         })
         let lost = decisions.filter { !skipped.contains($0.change) && (try? replies[$0.reply].get().intValue) == 0 }
         guard !lost.isEmpty else { return kept }
-        let stored = try await client.pipeline(lost.map { .hget(Self.redisKey(changes[$0.change].key), Self.decisionField($0.experience)) })
+        let stored = try await pipeline(lost.map { .hget(Self.redisKey(changes[$0.change].key), Self.decisionField($0.experience)) })
         for (decision, reply) in zip(lost, stored) {
             guard let value = try? reply.get().stringValue, value != decision.variation else { continue }
             kept[decision.change][decision.experience] = value
@@ -254,6 +315,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     // MARK: Events
 
     public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
+        guard case .node(let client) = connection else { return }
         client.subscribe { event in
             switch event {
             case .unavailable(let error): handler(.unavailable(reason: error.description))

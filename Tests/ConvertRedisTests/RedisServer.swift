@@ -35,15 +35,19 @@ final class RedisServer: Sendable {
 
     let port: Int
     let password: String?
-    private let directory: URL
+    /// Further `redis-server` options (`--cluster-enabled yes`, …).
+    private let options: [String]
+    /// Where the server works (its `--dir`).
+    let directory: URL
     /// The running server's process id, 0 when stopped.
     private let pid = Locked<pid_t>(0)
 
     /// Starts a server and waits until it answers `PING`.
-    init(password: String? = nil) throws {
+    init(password: String? = nil, port: Int? = nil, options: [String] = []) throws {
         _ = Self.orphansEnded
         self.password = password
-        port = try freeLoopbackPort()
+        self.options = options
+        self.port = try port ?? freeLoopbackPort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("convert-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try start()
@@ -96,6 +100,7 @@ final class RedisServer: Sendable {
         var arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                          "--dir", directory.path, "--daemonize", "no", "--logfile", directory.appendingPathComponent("redis.log").path]
         if let password { arguments += ["--requirepass", password] }
+        arguments += options
         let child = try spawn(executable, arguments)
         pid.set(child)
         try? Data("\(getpid()) \(child)".utf8).write(to: directory.appendingPathComponent("owner"))
@@ -109,9 +114,9 @@ final class RedisServer: Sendable {
 
     /// Starts a server off the cooperative pool (starting one waits for it to answer, which would
     /// hold a cooperative thread meanwhile).
-    static func started(password: String? = nil) async throws -> RedisServer {
+    static func started(password: String? = nil, options: [String] = []) async throws -> RedisServer {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try RedisServer(password: password) }) }.start()
+            Thread { continuation.resume(with: Result { try RedisServer(password: password, options: options) }) }.start()
         }
     }
 
@@ -256,7 +261,7 @@ final class LoopbackListener: Sendable {
     let fd: Int32
     let port: Int
 
-    init(backlog: Int32 = 16) throws {
+    init(backlog: Int32 = 16, port: Int = 0) throws {
         #if canImport(Darwin)
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -265,7 +270,7 @@ final class LoopbackListener: Sendable {
         guard fd >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -281,7 +286,7 @@ final class LoopbackListener: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         self.fd = fd
-        port = Int(UInt16(bigEndian: actual.sin_port))
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
     }
 
     func close() {

@@ -1,0 +1,462 @@
+import ConvertSynchronization
+import Foundation
+
+/// A Redis Cluster (or Valkey cluster): one ``RedisClient`` per master, each command sent to the
+/// master of its key's slot.
+///
+/// The topology comes from `CLUSTER SLOTS` (asked of any reachable node), at start, every 10 s,
+/// when a node becomes unavailable (then every 250 ms until every slot's master is reachable
+/// again: a replica promoted in its place is found that soon) and after a `MOVED` reply. A call
+/// never waits for it: a key whose master is not known yet goes to a seed, whose `MOVED` the
+/// call follows. Every node is reached with the first seed's configuration (password, key
+/// prefix, timeouts, pool size) and the host and port the cluster announces, through the one
+/// transport given.
+///
+/// **Routing.** A key's slot is CRC16 (XMODEM) of the key as sent, key prefix included, or of
+/// its `{hash tag}`, modulo 16384. A pipeline whose keys are all in one slot goes to that slot's
+/// master in one write, so its commands keep their order; a batch of writes behind over many
+/// visitors is split per master, one pipeline each, sent at once, and the replies are put back
+/// in order.
+///
+/// **Redirections.** A `MOVED` reply updates that slot's master and the call is sent again once
+/// to it; an `ASK` reply sends `ASKING` and the call to the node named, without changing the map.
+/// Either way within the call's one `commandTimeout`.
+///
+/// ```swift
+/// let cluster = RedisClusterClient(seeds: [RedisConfiguration(host: "10.0.0.5", keyPrefix: "convert:"),
+///                                          RedisConfiguration(host: "10.0.0.6", keyPrefix: "convert:")])
+/// let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore())
+/// // …
+/// cluster.close()   // at shutdown, after the SDK's
+/// ```
+public final class RedisClusterClient: Sendable {
+    /// The configuration every node is reached with (the first seed's), host and port aside.
+    public let configuration: RedisConfiguration
+    private let seeds: [String]
+    private let transport: any RedisTransport
+    private let state = Locked(State())
+
+    private struct State: Sendable {
+        var nodes: [String: RedisClient] = [:]
+        /// The master of each slot, `nil` while unknown.
+        var owners = [RedisClient?](repeating: nil, count: RedisClusterClient.slotCount)
+        var refreshing = false
+        var refreshes = 0
+        var redirections = 0
+        var closed = false
+        var loop: Task<Void, Never>?
+    }
+
+    /// How many slots a cluster has.
+    package static let slotCount = 16_384
+
+    /// A client for the cluster the `seeds` belong to (any of its nodes; the first seed's
+    /// configuration is used for every node), whose connections `transport` opens. Connects
+    /// lazily; asks for the topology at once, in the background.
+    public init(seeds: [RedisConfiguration], transport: any RedisTransport = RedisPlainTransport()) {
+        let seeds = seeds.isEmpty ? [RedisConfiguration()] : seeds
+        configuration = seeds[0]
+        self.seeds = seeds.map { Self.address($0.host, $0.port) }
+        self.transport = transport
+        for seed in seeds { _ = node(host: seed.host, port: seed.port) }
+        let loop = Task.detached { [weak self] in
+            var sinceFull: Duration = .zero
+            var first = true
+            while !Task.isCancelled {
+                if !first { try? await Task.sleep(for: Self.outageRefreshInterval) }
+                sinceFull += Self.outageRefreshInterval
+                guard let cluster = self else { return }
+                if first || sinceFull >= Self.refreshInterval || cluster.hasUnreachableMaster {
+                    first = false
+                    sinceFull = .zero
+                    await cluster.refreshTopology()
+                }
+            }
+        }
+        state.withValue { $0.loop = loop }
+    }
+
+    deinit { close() }
+
+    /// Closes every node's client; later calls fail with ``RedisError/clientClosed``.
+    public func close() {
+        let (nodes, loop) = state.withValue { state in
+            state.closed = true
+            defer { state.loop = nil }
+            return (Array(state.nodes.values), state.loop)
+        }
+        loop?.cancel()
+        for node in nodes { node.close() }
+    }
+
+    /// The topology is asked for this often.
+    static let refreshInterval: Duration = .seconds(10)
+    /// … and this often while a slot's master is unreachable.
+    static let outageRefreshInterval: Duration = .milliseconds(250)
+
+    // MARK: Slots
+
+    /// The slot of `key` as sent (key prefix included): CRC16 of its `{hash tag}` when it has a
+    /// non-empty one, else of the whole key, modulo 16384.
+    package static func slot(of key: String) -> Int {
+        var key = key
+        return key.withUTF8 { bytes in
+            var part = bytes[...]
+            if let open = bytes.firstIndex(of: UInt8(ascii: "{")),
+               let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1 {
+                part = bytes[(open + 1)..<close]
+            }
+            return Int(crc16(part) & 0x3FFF)
+        }
+    }
+
+    /// CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, as Redis Cluster uses.
+    package static func crc16<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            crc = (crc << 8) ^ crcTable[Int((crc >> 8) ^ UInt16(byte))]
+        }
+        return crc
+    }
+
+    private static let crcTable: [UInt16] = (0..<256).map { index in
+        var crc = UInt16(index) << 8
+        for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
+        return crc
+    }
+
+    /// The slot of the first key of `command`, with the key prefix; `nil` without a key.
+    func slot(of command: RedisCommand) -> Int? {
+        for argument in command.arguments {
+            if case .key(let key) = argument { return Self.slot(of: configuration.keyPrefix + key) }
+        }
+        return nil
+    }
+
+    // MARK: Nodes
+
+    private static func address(_ host: String, _ port: Int) -> String { "\(host):\(port)" }
+
+    /// The client of the node at `host:port`, made on first use.
+    func node(host: String, port: Int) -> RedisClient {
+        state.withValue { Self.node(host: host, port: port, in: &$0, make: makeNode) }
+    }
+
+    private static func node(host: String, port: Int, in state: inout State,
+                             make: (String, Int) -> RedisClient) -> RedisClient {
+        let address = address(host, port)
+        if let node = state.nodes[address] { return node }
+        let node = make(host, port)
+        if state.closed { node.close() }
+        state.nodes[address] = node
+        return node
+    }
+
+    /// Every node's client is made here: the first seed's configuration at the node's address,
+    /// the cluster's transport, and a topology refresh when it finds its node unreachable.
+    private func makeNode(host: String, port: Int) -> RedisClient {
+        var configuration = configuration
+        configuration.host = host
+        configuration.port = port
+        let node = RedisClient(configuration: configuration, transport: transport)
+        node.subscribe { [weak self] event in
+            if case .unavailable = event { self?.scheduleRefresh() }
+        }
+        return node
+    }
+
+    /// The master of `slot`; a reachable seed when unknown (its `MOVED` tells the master).
+    package func owner(of slot: Int?) -> RedisClient {
+        state.withValue { state in
+            if let slot, let owner = state.owners[slot] { return owner }
+            let seeds = seeds.compactMap { state.nodes[$0] }
+            return seeds.first(where: \.isAvailable) ?? seeds[0]
+        }
+    }
+
+    /// Whether some slot's master is unreachable now.
+    private var hasUnreachableMaster: Bool {
+        state.withValue { state in
+            var seen = Set<ObjectIdentifier>()
+            for owner in state.owners {
+                guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
+                if !owner.isAvailable { return true }
+            }
+            return false
+        }
+    }
+
+    /// How many times the topology was read (for tests).
+    package var topologyRefreshes: Int { state.withValue { $0.refreshes } }
+
+    /// How many `MOVED` and `ASK` replies were followed (for tests).
+    package var redirections: Int { state.withValue { $0.redirections } }
+
+    /// The master clients, one per distinct master in the map.
+    package var masters: [RedisClient] {
+        state.withValue { state in
+            var seen = Set<ObjectIdentifier>()
+            return state.owners.compactMap { owner in
+                guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { return nil }
+                return owner
+            }
+        }
+    }
+
+    // MARK: Topology
+
+    /// Asks for a topology refresh in the background, unless one is under way.
+    func scheduleRefresh() {
+        let start = state.withValue { state -> Bool in
+            guard !state.closed, !state.refreshing else { return false }
+            return true
+        }
+        guard start else { return }
+        Task.detached { [weak self] in await self?.refreshTopology() }
+    }
+
+    /// Reads `CLUSTER SLOTS` from the first node that answers (masters first, then seeds) and
+    /// maps each slot to its master; `false` when none answered. One refresh at a time: a call
+    /// while one runs returns `false` at once.
+    @discardableResult
+    package func refreshTopology() async -> Bool {
+        let candidates: [RedisClient]? = state.withValue { state in
+            guard !state.closed, !state.refreshing else { return nil }
+            state.refreshing = true
+            var seen = Set<ObjectIdentifier>()
+            let all = state.owners.compactMap { $0 } + seeds.compactMap { state.nodes[$0] } + Array(state.nodes.values)
+            return all.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        }
+        guard let candidates else { return false }
+        defer { state.withValue { $0.refreshing = false } }
+        let ordered = candidates.filter(\.isAvailable) + candidates.filter { !$0.isAvailable }
+        for candidate in ordered {
+            guard let reply = try? await candidate.send(["CLUSTER", "SLOTS"]),
+                  let ranges = Self.slotRanges(reply, host: candidate.configuration.host), !ranges.isEmpty
+            else { continue }
+            state.withValue { state in
+                for range in ranges {
+                    let master = Self.node(host: range.host, port: range.port, in: &state, make: makeNode)
+                    for slot in range.slots { state.owners[slot] = master }
+                }
+                state.refreshes += 1
+            }
+            return true
+        }
+        return false
+    }
+
+    /// The slot ranges and their masters in a `CLUSTER SLOTS` reply; an empty announced host is
+    /// the host asked.
+    static func slotRanges(_ reply: RESPValue, host asked: String) -> [(slots: ClosedRange<Int>, host: String, port: Int)]? {
+        guard let entries = reply.arrayValue else { return nil }
+        var ranges: [(slots: ClosedRange<Int>, host: String, port: Int)] = []
+        for entry in entries {
+            guard let fields = entry.arrayValue, fields.count >= 3,
+                  let start = fields[0].intValue, let end = fields[1].intValue, start <= end, start >= 0, end < slotCount,
+                  let master = fields[2].arrayValue, master.count >= 2, let port = master[1].intValue
+            else { return nil }
+            var host = master[0].stringValue ?? ""
+            if host.isEmpty || host == "?" { host = asked }
+            ranges.append((Int(start)...Int(end), host, Int(port)))
+        }
+        return ranges
+    }
+
+    // MARK: Redirections
+
+    /// A `MOVED` or `ASK` reply: where the slot is (`MOVED`) or where to ask once (`ASK`).
+    struct Redirect: Equatable {
+        let ask: Bool
+        let slot: Int
+        let host: String
+        let port: Int
+
+        /// The redirection in `message` (`MOVED 3999 127.0.0.1:6381`), if it is one.
+        init?(_ message: String) {
+            let parts = message.split(separator: " ")
+            guard parts.count == 3, parts[0] == "MOVED" || parts[0] == "ASK", let slot = Int(parts[1]),
+                  let colon = parts[2].lastIndex(of: ":"), let port = Int(parts[2][parts[2].index(after: colon)...])
+            else { return nil }
+            ask = parts[0] == "ASK"
+            self.slot = slot
+            var host = String(parts[2][..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// The first redirection among `replies`.
+    static func redirect(in replies: some Collection<RESPValue>) -> Redirect? {
+        for reply in replies {
+            if case .error(let message) = reply, message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") {
+                return Redirect(message)
+            }
+        }
+        return nil
+    }
+
+    /// The node to send a redirected call to; a `MOVED` updates the map and schedules a refresh.
+    private func follow(_ redirect: Redirect) -> RedisClient {
+        let target = node(host: redirect.host, port: redirect.port)
+        state.withValue { $0.redirections += 1 }
+        if !redirect.ask, (0..<Self.slotCount).contains(redirect.slot) {
+            state.withValue { $0.owners[redirect.slot] = target }
+            scheduleRefresh()
+        }
+        return target
+    }
+
+    private static let asking = EncodedCommands([["ASKING"]], keyPrefix: "")
+
+    // MARK: Calls
+
+    /// Commands for one slot (`nil`: any node), sent together.
+    struct Unit: Sendable {
+        var slot: Int?
+        var payload: RedisClient.Payload
+        var count: Int
+    }
+
+    /// Sends `commands` (all about one slot) to that slot's master, blocking the calling thread,
+    /// following one redirection; within one `commandTimeout`.
+    private func perform(_ commands: [RedisCommand], slot: Int?) throws(RedisError) -> [RESPValue] {
+        let deadline = ContinuousClock.now + configuration.commandTimeout
+        let replies = try owner(of: slot).perform(.commands(commands), count: commands.count, deadline: deadline)
+        guard let redirect = Self.redirect(in: replies) else { return replies }
+        let target = follow(redirect)
+        if redirect.ask {
+            return Array(try target.perform(.commands([["ASKING"]] + commands), count: commands.count + 1, deadline: deadline).dropFirst())
+        }
+        return try target.perform(.commands(commands), count: commands.count, deadline: deadline)
+    }
+
+    /// Sends each unit to its slot's master: the units of one master in one pipeline, the masters
+    /// at once; a unit redirected is sent once more where it was told. One reply list per unit,
+    /// in order; within one `commandTimeout`.
+    func perform(_ units: [Unit], slow: Bool) async throws(RedisError) -> [[RESPValue]] {
+        let deadline = ContinuousClock.now + configuration.commandTimeout
+        var replies = [[RESPValue]](repeating: [], count: units.count)
+        var groups: [(node: RedisClient, asking: Bool, units: [Int])] = []
+        var index: [ObjectIdentifier: Int] = [:]
+        for (unit, value) in units.enumerated() {
+            let node = owner(of: value.slot)
+            if let group = index[ObjectIdentifier(node)] { groups[group].units.append(unit) } else {
+                index[ObjectIdentifier(node)] = groups.count
+                groups.append((node, false, [unit]))
+            }
+        }
+        try await send(groups, units, slow: slow, deadline: deadline, into: &replies)
+        var retries: [(node: RedisClient, asking: Bool, units: [Int])] = []
+        var retryIndex: [String: Int] = [:]
+        for unit in units.indices {
+            guard let redirect = Self.redirect(in: replies[unit]) else { continue }
+            let node = follow(redirect)
+            let key = "\(ObjectIdentifier(node).hashValue)-\(redirect.ask)"
+            if let group = retryIndex[key] { retries[group].units.append(unit) } else {
+                retryIndex[key] = retries.count
+                retries.append((node, redirect.ask, [unit]))
+            }
+        }
+        if !retries.isEmpty { try await send(retries, units, slow: slow, deadline: deadline, into: &replies) }
+        return replies
+    }
+
+    private func send(_ groups: [(node: RedisClient, asking: Bool, units: [Int])], _ units: [Unit], slow: Bool,
+                      deadline: ContinuousClock.Instant, into replies: inout [[RESPValue]]) async throws(RedisError) {
+        let prefix = configuration.keyPrefix
+        func payload(_ group: (node: RedisClient, asking: Bool, units: [Int])) -> (RedisClient.Payload, Int) {
+            if !group.asking, group.units.count == 1 { return (units[group.units[0]].payload, units[group.units[0]].count) }
+            var bytes: [UInt8] = []
+            var count = 0
+            for unit in group.units {
+                if group.asking {
+                    bytes += Self.asking.bytes
+                    count += 1
+                }
+                bytes += units[unit].payload.encoded(keyPrefix: prefix).bytes
+                count += units[unit].count
+            }
+            return (.encoded(EncodedCommands(bytes: bytes, count: count)), count)
+        }
+        func split(_ group: (node: RedisClient, asking: Bool, units: [Int]), _ flat: [RESPValue],
+                   into replies: inout [[RESPValue]]) {
+            var position = 0
+            for unit in group.units {
+                if group.asking { position += 1 }
+                let end = min(position + units[unit].count, flat.count)
+                replies[unit] = Array(flat[min(position, end)..<end])
+                position = end
+            }
+        }
+        if groups.count == 1 {
+            let (payload, count) = payload(groups[0])
+            split(groups[0], try await groups[0].node.perform(payload, count: count, slow: slow, deadline: deadline), into: &replies)
+            return
+        }
+        let outcomes = await withTaskGroup(of: (Int, Result<[RESPValue], RedisError>).self) { tasks in
+            for (number, group) in groups.enumerated() {
+                let (payload, count) = payload(group)
+                let node = group.node
+                tasks.addTask {
+                    do throws(RedisError) {
+                        return (number, .success(try await node.perform(payload, count: count, slow: slow, deadline: deadline)))
+                    } catch {
+                        return (number, .failure(error))
+                    }
+                }
+            }
+            var outcomes: [(Int, Result<[RESPValue], RedisError>)] = []
+            for await outcome in tasks { outcomes.append(outcome) }
+            return outcomes
+        }
+        for (number, outcome) in outcomes.sorted(by: { $0.0 < $1.0 }) {
+            split(groups[number], try outcome.get(), into: &replies)
+        }
+    }
+
+    /// Units of `commands`: one when every key is in one slot, else one per command.
+    private func units(_ commands: [RedisCommand]) -> [Unit] {
+        let slots = commands.map(slot(of:))
+        let keyed = Set(slots.compactMap { $0 })
+        if keyed.count <= 1 { return [Unit(slot: keyed.first, payload: .commands(commands), count: commands.count)] }
+        return zip(commands, slots).map { Unit(slot: $1, payload: .commands([$0]), count: 1) }
+    }
+
+    /// Sends one command to its key's master; an error reply throws
+    /// ``RedisError/serverError(message:)``.
+    @discardableResult
+    package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+        let reply = try await perform([Unit(slot: slot(of: command), payload: .commands([command]), count: 1)], slow: false)[0][0]
+        if let message = reply.errorMessage { throw RedisError.reply(message) }
+        return reply
+    }
+
+    /// `commands`, each to its key's master (in one pipeline per master), one result per
+    /// command, in order. Throws only when a connection fails.
+    package func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        guard !commands.isEmpty else { return [] }
+        return try await perform(units(commands), slow: slow).flatMap { $0 }.map(RedisClient.result)
+    }
+
+    /// ``pipeline(_:slow:)`` blocking the calling thread (for the claims made while a decision is
+    /// answered): commands in one slot in one pipeline, else one after the other.
+    package func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
+        var replies: [RESPValue] = []
+        for unit in units(commands) {
+            guard case .commands(let part) = unit.payload else { continue }
+            replies += try perform(part, slot: unit.slot)
+        }
+        return replies.map(RedisClient.result)
+    }
+
+    /// Encoded commands per key (the key with its prefix), one pipeline per master: one result
+    /// list per entry, in order.
+    package func pipeline(keyed entries: [(key: String, commands: EncodedCommands)], slow: Bool) async throws(RedisError)
+        -> [[Result<RESPValue, RedisError>]] {
+        guard !entries.isEmpty else { return [] }
+        let units = entries.map { Unit(slot: Self.slot(of: $0.key), payload: .encoded($0.commands), count: $0.commands.count) }
+        return try await perform(units, slow: slow).map { $0.map(RedisClient.result) }
+    }
+}
