@@ -42,6 +42,7 @@ let package = Package(
             dependencies: [
                 "ConvertRedisTLS",
                 .product(name: "ConvertRedis", package: "ConvertSwiftSDK"),
+                .product(name: "ConvertMemory", package: "ConvertSwiftSDK"),
                 .product(name: "ConvertSharedStore", package: "ConvertSwiftSDK"),
                 .product(name: "ConvertStorage", package: "ConvertSwiftSDK"),
             ]),

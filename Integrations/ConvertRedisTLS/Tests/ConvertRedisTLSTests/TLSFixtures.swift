@@ -91,7 +91,7 @@ final class TLSRedisServer: Sendable {
     private let pid: pid_t
 
     init(certificates: Certificates, certificate: String = "server", password: String? = nil,
-         requireClientCertificates: Bool = false, tls: Bool = true) throws {
+         requireClientCertificates: Bool = false, tls: Bool = true, options: [String] = []) throws {
         guard let redis = executable("redis-server") else { throw TestError("redis-server is not installed") }
         tlsPort = tls ? try freeLoopbackPort() : 0
         plainPort = try freeLoopbackPort()
@@ -105,6 +105,7 @@ final class TLSRedisServer: Sendable {
                           "--tls-auth-clients", requireClientCertificates ? "yes" : "no"]
         }
         if let password { arguments += ["--requirepass", password] }
+        arguments += options
         pid = try spawn(redis, arguments)
         do {
             try waitUntilListening()
