@@ -265,4 +265,77 @@ struct RedisClusterTests {
         #expect(took < .seconds(5))
         #expect(try await backend.load(inVictim[0])?.goals == ["g", "after"], "the replica kept the data")
     }
+
+    /// 1,000 slots resharded from one master to another (`redis-cli --cluster reshard`, keys moved
+    /// with `MIGRATE`) while two instances decide: no request unanswered, no visitor shown two
+    /// variations or bucketed twice, and every decision is in the cluster afterwards.
+    @Test func reshardingUnderLoadLosesNoWriteAndBreaksNoClaim() async throws {
+        let cluster = try await RedisCluster.started()
+        let clientA = RedisClusterClient(seeds: cluster.seeds(keyPrefix: "reshard:"))
+        let clientB = RedisClusterClient(seeds: cluster.seeds(keyPrefix: "reshard:"))
+        defer { clientA.close(); clientB.close() }
+        let a = try await ClaimingInstance(backend: RedisVisitorBackend(cluster: clientA), config: try Fixtures.baselineReallocated([50, 50]))
+        let b = try await ClaimingInstance(backend: RedisVisitorBackend(cluster: clientB), config: try Fixtures.baselineReallocated([100, 0]))
+        let masters = try cluster.nodes().filter { $0.isMaster && !$0.slots.isEmpty }
+        let source = try #require(masters.first), target = try #require(masters.last)
+        // Visitors before the reshard, so that it has keys to move.
+        var answered: [String: String] = [:]
+        var unanswered = 0, split = 0
+        for n in 0..<600 {
+            let id = "visitor-\(n)"
+            guard let first = await a.request(id), let second = await b.request(id) else { unanswered += 1; continue }
+            if first != second { split += 1 }
+            answered[id] = first
+        }
+        _ = await a.store.flush()
+        let cli = try #require(RedisCluster.cli)
+        // On a thread of its own: the child process is waited for without holding a pool thread.
+        let done = Locked(false)
+        let reshard = Task {
+            try await withCheckedThrowingContinuation { (finished: CheckedContinuation<String, any Error>) in
+                Thread {
+                    finished.resume(with: Result {
+                        try RedisCluster.run(cli, ["--cluster", "reshard", "127.0.0.1:\(source.port)", "--cluster-from", source.id,
+                                                   "--cluster-to", target.id, "--cluster-slots", "1000", "--cluster-yes"])
+                    })
+                    done.set(true)
+                }.start()
+            }
+        }
+        var n = 600
+        while !done.value && n < 30_000 {
+            let id = "visitor-\(n)", old = "visitor-\(n % 600)"
+            n += 1
+            guard let first = await a.request(id), let second = await b.request(id), let again = await b.request(old) else {
+                unanswered += 1
+                continue
+            }
+            if first != second || again != answered[old] { split += 1 }
+            answered[id] = first
+        }
+        let output = try await reshard.value
+        _ = await a.store.flush()
+        _ = await b.store.flush()
+        let moved = try cluster.nodes().first { $0.id == target.id }.map { $0.slots.reduce(0) { $0 + $1.count } } ?? 0
+        let bucketing = (a.sink.events + b.sink.events).filter { $0.eventType == "bucketing" }
+        let twice = Dictionary(grouping: bucketing, by: \.visitorId).values.filter { $0.count > 1 }.count
+        // Read back through a client of the test's own.
+        let checker = RedisClusterClient(seeds: cluster.seeds(keyPrefix: "reshard:"))
+        defer { checker.close() }
+        let backend = RedisVisitorBackend(cluster: checker)
+        var lost = 0
+        for (id, variation) in answered {
+            let stored = try await backend.load(VisitorKey(namespace: "10035569-10034190", visitorId: id))
+            if stored?.variationId(forExperienceId: "100334665") != variation { lost += 1 }
+        }
+        print("RedisCluster reshard: \(n) visitors, \(answered.count) answered during and around 1,000 slots moved "
+            + "(target holds \(moved) slots); unanswered \(unanswered), split \(split), bucketed twice \(twice), lost \(lost); "
+            + "redirections A \(clientA.redirections), B \(clientB.redirections); A \(a.store.counters); B \(b.store.counters)")
+        #expect(output.contains("Moving slot") || moved > 0, "the reshard ran: \(output.suffix(300))")
+        #expect(unanswered == 0)
+        #expect(split == 0, "\(split) visitors shown two variations")
+        #expect(twice == 0, "\(twice) visitors bucketed twice")
+        #expect(lost == 0, "\(lost) decisions not in the cluster after the reshard")
+        #expect(a.store.counters.claimFailures + b.store.counters.claimFailures == 0, "A: \(a.store.counters), B: \(b.store.counters)")
+    }
 }
