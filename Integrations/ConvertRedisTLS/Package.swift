@@ -45,6 +45,7 @@ let package = Package(
                 .product(name: "ConvertMemory", package: "ConvertSwiftSDK"),
                 .product(name: "ConvertSharedStore", package: "ConvertSwiftSDK"),
                 .product(name: "ConvertStorage", package: "ConvertSwiftSDK"),
+                .product(name: "ConvertTesting", package: "ConvertSwiftSDK"),
             ]),
     ],
     swiftLanguageModes: [.v6]
