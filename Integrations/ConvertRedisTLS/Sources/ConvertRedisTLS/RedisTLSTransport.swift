@@ -212,5 +212,9 @@ extension Duration {
         return overflow ? .max : product &+ attoseconds / 1_000_000_000
     }
 
-    var roundedUpMilliseconds: Int64 { (wholeNanoseconds + 999_999) / 1_000_000 }
+    /// Rounded up, without overflowing on a saturated duration.
+    var roundedUpMilliseconds: Int64 {
+        let nanoseconds = wholeNanoseconds
+        return nanoseconds / 1_000_000 + (nanoseconds % 1_000_000 > 0 ? 1 : 0)
+    }
 }
