@@ -9,29 +9,27 @@ import Foundation
 /// exit(await ConvertBench.main(CommandLine.arguments))
 /// ```
 public enum ConvertBench {
-    /// How the Redis benchmarks reach their server: the base configuration (from `--redis-url`,
-    /// or `--redis-host` and `--redis-port`), the client made from it, and the arguments
-    /// `redis-benchmark` needs to reach the same server.
+    /// How the Redis benchmarks reach their server: the transport their clients use (the base
+    /// configuration comes from `--redis-url`, or `--redis-host` and `--redis-port`), and the
+    /// arguments `redis-benchmark` needs to reach the same server.
     public struct RedisAccess: Sendable {
         /// Options this access reads beside the common ones (names without `--`), for the usage.
         public var options: [String]
-        /// The client for a configuration (the base one with the benchmark's key prefix, pool size
-        /// and time to live), given the command line's options.
-        public var makeClient: @Sendable (RedisConfiguration, [String: String]) throws -> RedisClient
+        /// The transport for the command line's options.
+        public var transport: @Sendable ([String: String]) throws -> any RedisTransport
         /// What `redis-benchmark` needs beside `-h` and `-p` to reach the server (e.g. `--tls`).
         public var referenceArguments: @Sendable ([String: String]) -> [String]
 
-        /// An access with `makeClient` and `referenceArguments`, reading `options` too.
-        public init(options: [String] = [],
-                    makeClient: @escaping @Sendable (RedisConfiguration, [String: String]) throws -> RedisClient,
+        /// An access through `transport`, reading `options` too.
+        public init(options: [String] = [], transport: @escaping @Sendable ([String: String]) throws -> any RedisTransport,
                     referenceArguments: @escaping @Sendable ([String: String]) -> [String] = { _ in [] }) {
             self.options = options
-            self.makeClient = makeClient
+            self.transport = transport
             self.referenceArguments = referenceArguments
         }
 
-        /// Plain TCP: `RedisClient(configuration:)`.
-        public static let plain = RedisAccess(makeClient: { configuration, _ in RedisClient(configuration: configuration) })
+        /// Plain TCP.
+        public static let plain = RedisAccess(transport: { _ in RedisPlainTransport() })
     }
 
     /// Runs the command line `arguments` (the tool's name first) and answers the exit status:
@@ -40,7 +38,7 @@ public enum ConvertBench {
         let usage = """
         usage: \(tool) <decode|decide|features|request|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
-                     [--store memory|redis] [--redis-url URL | --redis-host HOST --redis-port PORT]
+                     [--store memory|redis] [--redis-url URL | --redis-host HOST --redis-port PORT] [--redis-cluster]
                      [--instances 1|2] [--gap-ms N] [--second-config FILE]\(redis.options.map { " [--\($0) VALUE]" }.joined())
                \(tool) --help | --version
         """
@@ -66,6 +64,11 @@ public enum ConvertBench {
         var options: [String: String] = [:]
         while !arguments.isEmpty {
             let name = arguments.removeFirst()
+            // The one option without a value.
+            if name == "--redis-cluster" {
+                options["redis-cluster"] = "yes"
+                continue
+            }
             guard name.hasPrefix("--") else { return usageError("unexpected argument \"\(name)\"") }
             guard known.contains(String(name.dropFirst(2))) else { return usageError("unknown option \(name)") }
             guard !arguments.isEmpty else { return usageError("\(name) needs a value") }
@@ -127,23 +130,38 @@ public enum ConvertBench {
 /// benchmark's key prefix, pool size and time to live over the base configuration.
 struct RedisServerAccess: Sendable {
     let access: ConvertBench.RedisAccess
-    let configuration: RedisConfiguration
+    var configuration: RedisConfiguration
     let options: [String: String]
 
+    /// Whether `--redis-cluster` was given: the server is a cluster node, the seed.
+    var isCluster: Bool { options["redis-cluster"] != nil }
+
     func client(prefix: String, poolSize: Int = 4, commandTimeout: Duration? = nil) throws -> RedisClient {
+        let transport = try access.transport(options)
+        return RedisClient(configuration: configured(prefix: prefix, poolSize: poolSize, commandTimeout: commandTimeout, transport),
+                           transport: transport)
+    }
+
+    func cluster(prefix: String) throws -> RedisClusterClient {
+        let transport = try access.transport(options)
+        return RedisClusterClient(seeds: [configured(prefix: prefix, poolSize: 4, commandTimeout: nil, transport)], transport: transport)
+    }
+
+    private func configured(prefix: String, poolSize: Int, commandTimeout: Duration?, _ transport: any RedisTransport) -> RedisConfiguration {
         var configuration = configuration
         configuration.keyPrefix = prefix
         configuration.ttl = .seconds(3_600)
         configuration.poolSize = poolSize
+        configuration.tls = transport.encrypts
         if let commandTimeout { configuration.commandTimeout = commandTimeout }
-        return try access.makeClient(configuration, options)
+        return configuration
     }
 
     /// The server for messages, without its password.
     var name: String { "\(configuration.host):\(configuration.port)" }
 
     var reference: RedisBenchmarkTool? {
-        var extra = access.referenceArguments(options)
+        var extra = access.referenceArguments(options) + (isCluster ? ["--cluster"] : [])
         if let password = configuration.password {
             if let username = configuration.username { extra += ["--user", username] }
             extra += ["-a", password]

@@ -22,9 +22,9 @@ extension Benchmarks {
             return
         }
         let prefix = "convert-bench:\(getpid()):"
-        let redis = try await connectedClient(server, prefix: prefix)
+        let redis = try await BenchRedis(server, prefix: prefix)
         defer { redis.close() }
-        let backend = RedisVisitorBackend(client: redis)
+        let backend = redis.backend
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(capacity: max(w.visitors, 1)))
         let sdk = try await decidingSDK(w, store: store)
         let visitors = min(w.visitors, 20_000)
@@ -141,17 +141,31 @@ extension Benchmarks {
         return redis
     }
 
-    /// Deletes every key under `prefix` (through a client of its own: deleting a few hundred
-    /// thousand keys takes longer than a request's bound).
+    /// Deletes every key under `prefix` (through clients of its own: deleting a few hundred
+    /// thousand keys takes longer than a request's bound), on every master of a cluster.
     static func removeKeys(_ server: RedisServerAccess, prefix: String) async throws {
-        let cleaner = try server.client(prefix: "", commandTimeout: .seconds(60))
-        defer { cleaner.close() }
+        // One key per DEL: a cluster node refuses a command over keys of several slots.
         let removal = """
             local keys = redis.call('KEYS', ARGV[1] .. '*')
-            for i = 1, #keys, 500 do redis.call('DEL', unpack(keys, i, math.min(i + 499, #keys))) end
+            for _, key in ipairs(keys) do redis.call('DEL', key) end
             return #keys
             """
-        _ = try await cleaner.eval(removal, args: [.string(prefix)])
+        var cleaners: [RedisClient] = []
+        if server.isCluster {
+            let cluster = try server.cluster(prefix: "")
+            defer { cluster.close() }
+            guard await BenchRedis.mapped(cluster) else { throw BenchError("--redis-cluster: no slot map from \(server.name)") }
+            var access = server
+            for master in cluster.masters {
+                access.configuration.host = master.configuration.host
+                access.configuration.port = master.configuration.port
+                cleaners.append(try access.client(prefix: "", commandTimeout: .seconds(60)))
+            }
+        } else {
+            cleaners.append(try server.client(prefix: "", commandTimeout: .seconds(60)))
+        }
+        defer { cleaners.forEach { $0.close() } }
+        for cleaner in cleaners { _ = try await cleaner.eval(removal, args: [.string(prefix)]) }
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -225,8 +239,60 @@ struct RedisBenchmarkTool {
     /// The value of the CSV column `name` in the last row.
     private func field(_ csv: String, _ name: String) -> Double? {
         let lines = csv.split(separator: "\n").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } }
-        guard let header = lines.first, let row = lines.last, row.count == header.count,
+        // With --cluster the tool first prints the masters it found.
+        guard let header = lines.first(where: { $0.first == "test" }), let row = lines.last, row.count == header.count,
               let column = header.firstIndex(of: name) else { return nil }
         return Double(row[column])
+    }
+}
+
+/// The benchmark's Redis: one server's client, or a cluster's.
+enum BenchRedis {
+    case server(RedisClient)
+    case cluster(RedisClusterClient)
+
+    /// A client of `server` (a cluster when `--redis-cluster` was given) that answered.
+    init(_ server: RedisServerAccess, prefix: String) async throws {
+        if server.isCluster {
+            let cluster = try server.cluster(prefix: prefix)
+            guard await Self.mapped(cluster) else {
+                cluster.close()
+                throw BenchError("--redis-cluster: no slot map from \(server.name) (is it a cluster node?)")
+            }
+            self = .cluster(cluster)
+        } else {
+            self = .server(try await Benchmarks.connectedClient(server, prefix: prefix))
+        }
+    }
+
+    /// Whether the cluster's slot map was read within 5 s (the client reads it as it starts).
+    static func mapped(_ cluster: RedisClusterClient) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while cluster.topologyRefreshes == 0 && ContinuousClock.now < deadline {
+            if await cluster.refreshTopology() { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return cluster.topologyRefreshes > 0
+    }
+
+    var backend: RedisVisitorBackend {
+        switch self {
+        case .server(let client): RedisVisitorBackend(client: client)
+        case .cluster(let cluster): RedisVisitorBackend(cluster: cluster)
+        }
+    }
+
+    func send(_ command: RedisCommand) async throws -> RESPValue {
+        switch self {
+        case .server(let client): try await client.send(command)
+        case .cluster(let cluster): try await cluster.send(command)
+        }
+    }
+
+    func close() {
+        switch self {
+        case .server(let client): client.close()
+        case .cluster(let cluster): cluster.close()
+        }
     }
 }

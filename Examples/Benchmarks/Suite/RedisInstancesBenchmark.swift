@@ -13,6 +13,7 @@ extension Benchmarks {
     /// traffic on its first variation). Prints per mode the visitors whose bucketing event was
     /// sent twice and those shown two variations.
     static func decideOnTwoInstances(_ w: Workload, server: RedisServerAccess, options: [String: String]) async throws {
+        guard !server.isCluster else { throw BenchError("--instances 2 runs on one server; the cluster's two-instance check is a test") }
         let visitors = options["visitors"] == nil ? 1_000 : w.visitors
         let gap = Duration.milliseconds(Int(options["gap-ms"] ?? "0") ?? 0)
         let second: Data

@@ -9,7 +9,7 @@ import Foundation
 
 let access = ConvertBench.RedisAccess(
     options: ["redis-ca", "redis-cert", "redis-key", "redis-server-name"],
-    makeClient: { configuration, options in
+    transport: { options in
         var tls = RedisTLSConfiguration(trustRoots: options["redis-ca"].map { .file($0) } ?? .system,
                                         serverName: options["redis-server-name"])
         switch (options["redis-cert"], options["redis-key"]) {
@@ -17,9 +17,7 @@ let access = ConvertBench.RedisAccess(
         case (nil, nil): break
         default: throw ConvertBenchUsage("--redis-cert and --redis-key go together")
         }
-        var configuration = configuration
-        configuration.tls = true
-        return RedisClient(configuration: configuration, transport: try RedisTLSTransport(tls))
+        return try RedisTLSTransport(tls)
     },
     referenceArguments: { options in
         var arguments = ["--tls"]
