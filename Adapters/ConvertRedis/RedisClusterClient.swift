@@ -395,25 +395,35 @@ public final class RedisClusterClient: Sendable {
             split(groups[0], try await groups[0].node.perform(payload, count: count, slow: slow, deadline: deadline), into: &replies)
             return
         }
-        let outcomes = await withTaskGroup(of: (Int, Result<[RESPValue], RedisError>).self) { tasks in
+        let outcomes = await withTaskGroup(of: Outcome.self) { tasks in
             for (number, group) in groups.enumerated() {
                 let (payload, count) = payload(group)
                 let node = group.node
+                // The outcome built after the call, not returned from inside a typed `do`/`catch`:
+                // Swift 6.3's optimised build returned a garbage group number from the latter.
                 tasks.addTask {
-                    do throws(RedisError) {
-                        return (number, .success(try await node.perform(payload, count: count, slow: slow, deadline: deadline)))
+                    let result: Result<[RESPValue], RedisError>
+                    do {
+                        result = .success(try await node.perform(payload, count: count, slow: slow, deadline: deadline))
                     } catch {
-                        return (number, .failure(error))
+                        result = .failure(error as? RedisError ?? .connectionFailed(reason: "\(error)"))
                     }
+                    return Outcome(group: number, result: result)
                 }
             }
-            var outcomes: [(Int, Result<[RESPValue], RedisError>)] = []
+            var outcomes: [Outcome] = []
             for await outcome in tasks { outcomes.append(outcome) }
             return outcomes
         }
-        for (number, outcome) in outcomes.sorted(by: { $0.0 < $1.0 }) {
-            split(groups[number], try outcome.get(), into: &replies)
+        for outcome in outcomes.sorted(by: { $0.group < $1.group }) {
+            split(groups[outcome.group], try outcome.result.get(), into: &replies)
         }
+    }
+
+    /// What one master answered to its group of a pipeline.
+    private struct Outcome: Sendable {
+        let group: Int
+        let result: Result<[RESPValue], RedisError>
     }
 
     /// Units of `commands`: one when every key is in one slot, else one per command.

@@ -73,7 +73,7 @@ private struct TwoInstances {
 }
 
 @Suite(.enabled(if: RedisServer.isAvailable, "redis-server is not installed (looked in PATH, /usr/bin, /usr/sbin)"),
-       .timeLimit(.minutes(2)))
+       .timeLimit(.minutes(10)))
 struct RedisClaimTests {
     @Test func beforeAnsweringTwoInstancesGiveOneAnswerAndOneBucketingEventPerVisitor() async throws {
         let server = try await RedisServer.started()

@@ -63,7 +63,7 @@ extension ClaimingInstance {
 }
 
 @Suite(.enabled(if: RedisCluster.isAvailable, "redis-server or redis-cli is not installed (looked in PATH, /usr/bin)"),
-       .serialized, .timeLimit(.minutes(3)))
+       .serialized, .timeLimit(.minutes(10)))
 struct RedisClusterTests {
     @Test func slotsAreTheServersForRandomKeysAndHashTags() async throws {
         let cluster = try await RedisCluster.started()
@@ -262,7 +262,7 @@ struct RedisClusterTests {
         let bound = timeout + .milliseconds(50)
         #expect(longest.value <= bound || underThreadSanitizer, "a call took \(longest.value), its bound is \(bound)")
         let took = try #require(written, "no write to the killed master's slots succeeded within 10 s: \(lastError); \(client.topologyRefreshes) refreshes")
-        #expect(took < .seconds(5))
+        #expect(took < .seconds(5) || underThreadSanitizer, "writes resumed \(took) after the promotion")
         #expect(try await backend.load(inVictim[0])?.goals == ["g", "after"], "the replica kept the data")
     }
 

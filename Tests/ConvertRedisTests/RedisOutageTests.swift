@@ -105,7 +105,7 @@ private func threads(of client: RedisClient) -> [String] {
 /// the call bound (250 ms) plus 50 ms, the outage is logged once with its end, the client
 /// reconnects by itself, and what was decided meanwhile reaches Redis.
 @Suite(.enabled(if: RedisServer.isAvailable, "redis-server is not installed (looked in PATH, /usr/bin, /usr/sbin)"),
-       .serialized, .timeLimit(.minutes(3)))
+       .serialized, .timeLimit(.minutes(10)))
 struct RedisOutageTests {
     /// The bound every Redis call keeps (the default `commandTimeout`) and the slack allowed on
     /// top of it for scheduling on a busy machine.
