@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ConvertTracking", targets: ["ConvertTracking"]),
         .library(name: "ConvertEnvironment", targets: ["ConvertEnvironment"]),
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
+        .library(name: "ConvertDecision", targets: ["ConvertDecision"]),
         .library(name: "ConvertCore", targets: ["ConvertCore"]),
         .library(name: "ConvertMemory", targets: ["ConvertMemory"]),
         .library(name: "ConvertTransport", targets: ["ConvertTransport"]),
@@ -46,8 +47,9 @@ let package = Package(
         .target(name: "ConvertBucketing", dependencies: ["ConvertHashing"], path: "Modules/ConvertBucketing"),
         .target(name: "ConvertModel", dependencies: ["ConvertJSON", "ConvertRules", "ConvertBucketing"],
                 path: "Modules/ConvertModel"),
-        // What the SDK knows of a visitor beside the config: report segments, conversion data.
-        .target(name: "ConvertVisitor", dependencies: ["ConvertJSON"], path: "Modules/ConvertVisitor"),
+        // What the SDK knows of a visitor beside the config: its stored record (decisions, goals,
+        // segments, exposure markers), its key, report segments, conversion data.
+        .target(name: "ConvertVisitor", dependencies: ["ConvertJSON", "ConvertHashing", "ConvertSynchronization"], path: "Modules/ConvertVisitor"),
 
         .target(name: "ConvertEvents", dependencies: ["ConvertModel", "ConvertVisitor", "ConvertSynchronization", "ConvertTracking"],
                 path: "Modules/ConvertEvents"),
@@ -70,9 +72,15 @@ let package = Package(
                 path: "Modules/ConvertConfigLoader"),
 
         // The façade: decisions, features, conversions, segments; takes its ports by a public init.
+        // Deciding: the engine, its input, the installed config with its feature plans, and the
+        // results. Values only: no port, no tracking, no queue, no adapter.
+        .target(name: "ConvertDecision",
+                dependencies: ["ConvertModel", "ConvertRules", "ConvertBucketing", "ConvertHashing", "ConvertVisitor", "ConvertJSON",
+                               "ConvertSynchronization"],
+                path: "Modules/ConvertDecision"),
         .target(
             name: "ConvertCore",
-            dependencies: ["ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization",
+            dependencies: ["ConvertDecision", "ConvertModel", "ConvertEvents", "ConvertTracking", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization",
                            "ConvertHashing", "ConvertBucketing", "ConvertRules", "ConvertVisitor"],
             path: "Modules/ConvertCore"),
 
@@ -159,12 +167,16 @@ let package = Package(
             path: "Examples/Benchmarks/Suite"),
         .executableTarget(name: "convert-bench", dependencies: ["ConvertBench"], path: "Examples/Benchmarks/Tool"),
 
-        // Tests: a target each for Hashing, Rules, Bucketing, Model, Events, Redis and the CLI; the
+        // Tests: a target each for Hashing, Rules, Bucketing, Model, Decision, Events, Redis and the CLI; the
         // façade, delivery and reliability are tested across modules; the Rules tests depend on
         // Rules alone.
         .testTarget(name: "ConvertHashingTests", dependencies: ["ConvertHashing", "ConvertTesting"],
                     path: "Tests/ConvertHashingTests"),
         .testTarget(name: "ConvertRulesTests", dependencies: ["ConvertRules"], path: "Tests/ConvertRulesTests"),
+        // The decision engine alone: no context, store or runtime is reachable from here.
+        .testTarget(name: "ConvertDecisionTests",
+                    dependencies: ["ConvertDecision", "ConvertModel", "ConvertRules", "ConvertVisitor", "ConvertHashing"],
+                    path: "Tests/ConvertDecisionTests"),
         .testTarget(name: "ConvertBucketingTests", dependencies: ["ConvertBucketing", "ConvertTesting"],
                     path: "Tests/ConvertBucketingTests"),
         .testTarget(name: "ConvertModelTests", dependencies: ["ConvertModel", "ConvertTesting", "ConvertBucketing",

@@ -138,11 +138,9 @@ struct Decider {
         if let forced = forcedVariation(experience) { return Outcome(variationIndex: forced, source: .forced) }
         if let previewed = previewVariation(experience) { return Outcome(variationIndex: previewed, source: .previewed) }
         readStored()
-        var tracer = SilentTracer()
         // The memo (two words) is copied out for the engine's run, so `input` is read in place.
         var memo = locations
-        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &memo,
-                                             tracer: &tracer)
+        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &memo)
         locations = memo
         if decision.reason == .audienceNotMatched {
             runtime.log.debug("experience \(experience.key): no audience matched the visitor's attributes, no variation",
@@ -218,14 +216,10 @@ struct Decider {
                                  variationId: forced.id, variationKey: forced.key)
         }
         readStored()
-        var tracer = RecordingTracer()
-        // A recording tracer evaluates every location itself: no memo is read or kept.
-        var memo = RuleMemo()
-        let decision = DecisionEngine.decide(experience, at: position, in: installed, for: input, memo: &memo,
-                                             tracer: &tracer)
+        let (decision, steps) = DecisionEngine.trace(experience, at: position, in: installed, for: input)
         let variation = decision.variation(in: experience)
         return DecisionTrace(experienceKey: experience.key, experienceId: experience.id, visitorId: visitorId,
-                             steps: tracer.steps, reason: decision.reason, variationId: variation?.id,
+                             steps: steps, reason: decision.reason, variationId: variation?.id,
                              variationKey: variation?.key)
     }
 

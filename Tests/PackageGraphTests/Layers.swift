@@ -37,27 +37,30 @@ extension Layer {
               members: .modules(["ConvertHashing", "ConvertJSON", "ConvertRules", "ConvertBucketing", "ConvertModel",
                                  "ConvertVisitor", "ConvertTracking", "ConvertEnvironment", "ConvertSynchronization"]),
               sees: [], withinLayer: true),
+        // Deciding: the engine, its input, the installed config and the results. Values only, so
+        // that "the engine reads no port" is the compiler's rule.
+        Layer(name: "decision", members: .modules(["ConvertDecision"]), sees: ["engine"], withinLayer: false),
         // The storage and transport ports with their values, and the table the bundled stores are built on.
         Layer(name: "port", members: .modules(["ConvertStorage", "ConvertVisitorTable", "ConvertTransport"]),
               sees: ["engine"], withinLayer: true),
         // What runs on the ports: events, the façade, delivery, config loading, the app side. Never an adapter.
         Layer(name: "core", members: .modules(["ConvertEvents", "ConvertCore", "ConvertQueue", "ConvertConfigLoader",
                                                "ConvertAppLifecycle"]),
-              sees: ["engine", "port"], withinLayer: true),
+              sees: ["engine", "decision", "port"], withinLayer: true),
         // Implementations of ports: the ports, engines and vocabulary, and no other adapter.
         Layer(name: "adapter", members: .libraries(under: "Adapters/"), sees: ["engine", "port"], withinLayer: false),
         // The one library that bundles adapters with the façade.
         Layer(name: "umbrella", members: .modules(["ConvertSwiftSDK"]),
-              sees: ["engine", "port", "core", "adapter"], withinLayer: false),
+              sees: ["engine", "decision", "port", "core", "adapter"], withinLayer: false),
         // The test kit shipped as a product.
         Layer(name: "test kit", members: .libraries(under: "Tests/"),
-              sees: ["engine", "port", "core", "adapter", "umbrella"], withinLayer: false),
+              sees: ["engine", "decision", "port", "core", "adapter", "umbrella"], withinLayer: false),
         // The benchmarks as a library, for packages that run them with a transport of their own.
         Layer(name: "bench kit", members: .libraries(under: "Examples/Benchmarks/"),
-              sees: ["engine", "port", "core", "adapter", "umbrella", "test kit"], withinLayer: false),
+              sees: ["engine", "decision", "port", "core", "adapter", "umbrella", "test kit"], withinLayer: false),
         // The CLI, the examples, the benchmark, the test helpers and the test targets.
         Layer(name: "program", members: .programs,
-              sees: ["engine", "port", "core", "adapter", "umbrella", "test kit", "bench kit"], withinLayer: true),
+              sees: ["engine", "decision", "port", "core", "adapter", "umbrella", "test kit", "bench kit"], withinLayer: true),
     ]
 }
 

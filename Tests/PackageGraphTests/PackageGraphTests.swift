@@ -112,7 +112,9 @@ private func packageOrSkip() async throws -> (PackageGraph, [String: [String: [S
             library("ConvertHashing", ["ConvertCore"]),
             // Its sources import the façade without declaring it (see `imports` below).
             library("ConvertStorage", ["ConvertJSON"]),
-            library("ConvertCore", ["ConvertRules", "ConvertStorage"]),
+            // The decision room reaching a port: a decision reading the store.
+            library("ConvertDecision", ["ConvertRules", "ConvertStorage"]),
+            library("ConvertCore", ["ConvertRules", "ConvertDecision", "ConvertStorage"]),
             library("ConvertMemory", in: "Adapters", ["ConvertStorage"]),
             // An adapter on another adapter, and on the façade.
             library("ConvertSharedStore", in: "Adapters", ["ConvertStorage", "ConvertMemory", "ConvertCore"]),
@@ -127,13 +129,15 @@ private func packageOrSkip() async throws -> (PackageGraph, [String: [String: [S
         let imports = ["ConvertStorage": ["ConvertCore": ["Modules/ConvertStorage/Store.swift"]]]
         let violations = LayerCheck().violations(graph, imports: imports)
         #expect(Set(violations.compactMap(\.arrow)) == [
-            ["ConvertHashing", "ConvertCore"], ["ConvertStorage", "ConvertCore"],
+            ["ConvertHashing", "ConvertCore"], ["ConvertStorage", "ConvertCore"], ["ConvertDecision", "ConvertStorage"],
             ["ConvertSharedStore", "ConvertMemory"], ["ConvertSharedStore", "ConvertCore"],
         ])
         #expect(violations.contains(.unplaced(target: "ConvertElsewhere", path: "Modules/ConvertElsewhere")))
-        #expect(violations.count == 5, "\(violations.map(\.description).joined(separator: "\n"))")
+        #expect(violations.count == 6, "\(violations.map(\.description).joined(separator: "\n"))")
         #expect(violations.contains { $0.description
             == "ConvertStorage (port) -> ConvertCore (core): points outward [imported in Modules/ConvertStorage/Store.swift]" })
+        #expect(violations.contains { $0.description
+            == "ConvertDecision (decision) -> ConvertStorage (port): points outward [declared]" })
         #expect(violations.contains { $0.description
             == "ConvertSharedStore (adapter) -> ConvertMemory (adapter): no adapter depends on another [declared]" })
         #expect(violations.contains { $0.description

@@ -1,4 +1,4 @@
-import ConvertStorage
+import ConvertVisitor
 
 /// When a decision's bucketing event (the exposure) is sent.
 ///

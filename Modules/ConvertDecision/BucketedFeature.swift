@@ -18,28 +18,28 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
     // One shared immutable box: a feature's results are built when a config is installed, one
     // per carrier variation, so handing one out costs one retain instead of one per field.
     private struct Fields: Sendable, Hashable {
-        let key: String
-        let id: String?
-        let name: String?
-        let status: Status
-        let experienceId: String?
-        let experienceKey: String?
-        let variationId: String?
-        let variationKey: String?
-        let variables: [String: JSONValue]
+        package let key: String
+        package let id: String?
+        package let name: String?
+        package let status: Status
+        package let experienceId: String?
+        package let experienceKey: String?
+        package let variationId: String?
+        package let variationKey: String?
+        package let variables: [String: JSONValue]
     }
 
     private final class Storage: Sendable {
-        let fields: Fields
+        package let fields: Fields
 
-        init(_ fields: Fields) {
+        package init(_ fields: Fields) {
             self.fields = fields
         }
     }
 
     private let storage: Storage
 
-    init(key: String, id: String?, name: String?, status: Status, experienceId: String?, experienceKey: String?,
+    package init(key: String, id: String?, name: String?, status: Status, experienceId: String?, experienceKey: String?,
          variationId: String?, variationKey: String?, variables: [String: JSONValue]) {
         storage = Storage(Fields(key: key, id: id, name: name, status: status, experienceId: experienceId,
                                  experienceKey: experienceKey, variationId: variationId, variationKey: variationKey,
@@ -83,7 +83,7 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
     /// Whether ``status`` is ``Status/enabled``.
     public var isEnabled: Bool { status == .enabled }
 
-    static func disabled(key: String, feature: Feature?) -> BucketedFeature {
+    package static func disabled(key: String, feature: Feature?) -> BucketedFeature {
         BucketedFeature(key: key, id: feature?.id, name: feature?.name, status: .disabled, experienceId: nil,
                         experienceKey: nil, variationId: nil, variationKey: nil, variables: [:])
     }
@@ -123,7 +123,7 @@ public struct BucketedFeature: Sendable, Hashable, CustomReflectable {
 /// The JavaScript SDK's variable casting (`castType`).
 package enum FeatureCasting {
     /// A variation's variables for `feature`, each declared one cast to its declared type.
-    static func cast(_ variables: [String: JSONValue], _ feature: Feature) -> [String: JSONValue] {
+    package static func cast(_ variables: [String: JSONValue], _ feature: Feature) -> [String: JSONValue] {
         var out = variables
         for declared in feature.variables {
             if let value = variables[declared.key] { out[declared.key] = cast(value, to: declared.type) }

@@ -57,7 +57,7 @@ public struct DecisionOverrides: Sendable, Hashable, Codable {
             features = try c.decodeIfPresent([String: Feature].self, forKey: .features) ?? [:]
         }
 
-        var isEmpty: Bool { variations.isEmpty && features.isEmpty }
+        package var isEmpty: Bool { variations.isEmpty && features.isEmpty }
     }
 
     /// For every visitor.

@@ -1,5 +1,4 @@
 import ConvertJSON
-import ConvertVisitor
 import Foundation
 
 /// What the SDK remembers about one visitor.
@@ -338,16 +337,5 @@ public struct VisitorData: Sendable, Hashable, Codable {
     public func hash(into hasher: inout Hasher) {
         words.hash(into: &hasher)
         hasher.combine(segmentValues)
-    }
-}
-
-extension VisitorDataStore {
-    /// Nothing to load: returns at once.
-    public func prepare() async {}
-
-    /// Empties the record under `key`. Enough for stores that drop records left empty; a store
-    /// that replays changes on load (a change log) deletes the record itself.
-    public func removeData(for key: VisitorKey) {
-        update(key) { $0 = VisitorData() }
     }
 }

@@ -80,7 +80,7 @@ public struct DecisionSnapshot: Codable, Sendable, Hashable {
         /// The changes the variation applies, as ``BucketedVariation/changes`` gives them.
         public let changes: [Change]
 
-        enum CodingKeys: String, CodingKey {
+        package enum CodingKeys: String, CodingKey {
             case experienceId, experienceKey, variationId, variationKey, changes
             case isTracked = "tracked"
         }

@@ -1,42 +1,60 @@
 import ConvertBucketing
 import ConvertModel
 import ConvertRules
-import ConvertStorage
 import ConvertVisitor
 
 /// What deciding found, before any side effect.
-struct ExperienceDecision {
-    var reason: DecisionReason
+package struct ExperienceDecision {
+    package var reason: DecisionReason
     /// The index of the variation in the experience's variations, `nil` for none (an index,
     /// not the variation: copying a variation writes to its shared reference count).
-    var variationIndex: Int?
+    package var variationIndex: Int?
     /// True when the variation is new and must be stored and tracked.
-    var isNew = false
+    package var isNew = false
     /// Positions in `experience.locationIndexes` whose rules matched / did not match, as bits
     /// (bit i for position i; positions past 63 are not tracked for location events).
-    var matchedLocations: UInt64 = 0
-    var unmatchedLocations: UInt64 = 0
-    var locationsEvaluated = false
+    package var matchedLocations: UInt64 = 0
+    package var unmatchedLocations: UInt64 = 0
+    package var locationsEvaluated = false
     /// Positions in `experience.audienceIndexes` whose rules matched, as bits.
-    var matchedAudiences: UInt64 = 0
+    package var matchedAudiences: UInt64 = 0
     /// Positions in `experience.audienceIndexes` that were checked (not skipped), as bits.
-    var checkedAudiences: UInt64 = 0
-    var audiencesChecked = false
+    package var checkedAudiences: UInt64 = 0
+    package var audiencesChecked = false
     /// Mutual-exclusion targets that named no experience.
-    var unresolvedExperienceKeys: [String] = []
+    package var unresolvedExperienceKeys: [String] = []
 }
 
 extension ExperienceDecision {
     /// The variation found in `experience` (the experience decided).
-    func variation(in experience: Experience) -> Variation? { variationIndex.map { experience.variations[$0] } }
+    package func variation(in experience: Experience) -> Variation? { variationIndex.map { experience.variations[$0] } }
 }
 
 /// The decision pipeline: archived and environment filters, the stored decision, locations,
 /// audiences, segments, bucketing. It reads the config and a ``DecisionInput`` and reports; the
 /// caller stores, tracks and announces. The only thing it writes is the call's memo of
 /// location answers.
-enum DecisionEngine {
-    /// Decides `experience`, at `position` in `installed`, for `input`.
+package enum DecisionEngine {
+    /// Decides `experience`, at `position` in `installed`, for `input`, keeping no steps; `memo`
+    /// keeps the call's location answers for its next decisions.
+    package static func decide(_ experience: Experience, at position: Int, in installed: InstalledConfig,
+                               for input: borrowing DecisionInput, memo: inout RuleMemo) -> ExperienceDecision {
+        var tracer = SilentTracer()
+        return decide(experience, at: position, in: installed, for: input, memo: &memo, tracer: &tracer)
+    }
+
+    /// Decides `experience` as ``decide(_:at:in:for:memo:)`` does, keeping every check; every
+    /// location is matched afresh (no memo is read or kept).
+    package static func trace(_ experience: Experience, at position: Int, in installed: InstalledConfig,
+                              for input: borrowing DecisionInput) -> (decision: ExperienceDecision, steps: [DecisionStep]) {
+        var tracer = RecordingTracer()
+        var memo = RuleMemo()
+        let decision = decide(experience, at: position, in: installed, for: input, memo: &memo, tracer: &tracer)
+        return (decision, tracer.steps)
+    }
+
+    // Generic over the tracer so the silent path compiles every step away; specialised here, in
+    // this module, for both tracers.
     static func decide<T: DecisionTracer>(_ experience: Experience, at position: Int, in installed: InstalledConfig,
                                           for input: borrowing DecisionInput, memo: inout RuleMemo,
                                           tracer: inout T) -> ExperienceDecision {

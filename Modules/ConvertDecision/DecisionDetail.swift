@@ -87,6 +87,16 @@ public struct VariationDetail: Sendable, Hashable {
     /// The check that kept the visitor out, when one did.
     public let gate: DecisionGate?
 
+    package init(experienceKey: String, value: BucketedVariation?, reason: EvaluationReason, decisionReason: DecisionReason,
+                 errorCode: EvaluationErrorCode?, gate: DecisionGate?) {
+        self.experienceKey = experienceKey
+        self.value = value
+        self.reason = reason
+        self.decisionReason = decisionReason
+        self.errorCode = errorCode
+        self.gate = gate
+    }
+
     /// The variation's key (its id when it has no key), `nil` without a variation.
     public var variant: String? { value.map { $0.key ?? $0.id } }
 }
@@ -104,6 +114,13 @@ public struct FeatureDetail: Sendable, Hashable {
     /// were made (the first that switches the feature on ends the walk).
     public let experiences: [VariationDetail]
 
+    package init(value: BucketedFeature, reason: EvaluationReason, errorCode: EvaluationErrorCode?, experiences: [VariationDetail]) {
+        self.value = value
+        self.reason = reason
+        self.errorCode = errorCode
+        self.experiences = experiences
+    }
+
     /// The feature key asked for.
     public var featureKey: String { value.key }
     /// The key (or id) of the variation that switched the feature on.
@@ -112,7 +129,7 @@ public struct FeatureDetail: Sendable, Hashable {
 
 extension DecisionReason {
     /// The OpenFeature reason and error code of a decision that ended here.
-    func evaluation(targeted: Bool) -> (EvaluationReason, EvaluationErrorCode?) {
+    package func evaluation(targeted: Bool) -> (EvaluationReason, EvaluationErrorCode?) {
         switch self {
         case .notReady: return (.error, .notReady)
         case .experienceNotFound: return (.error, .flagNotFound)
@@ -128,7 +145,7 @@ extension DecisionReason {
 
 extension ExperienceDecision {
     /// The gate that ended the decision, named with the config's ids.
-    func gate(_ plan: Experience, _ installed: InstalledConfig) -> DecisionGate? {
+    package func gate(_ plan: Experience, _ installed: InstalledConfig) -> DecisionGate? {
         let config = installed.config
         switch reason {
         case .archived: return .archived
@@ -149,7 +166,7 @@ extension ExperienceDecision {
     }
 
     /// Whether a targeting gate was passed on the way (locations, site area, audiences, segments).
-    func targeted(_ plan: Experience) -> Bool {
+    package func targeted(_ plan: Experience) -> Bool {
         !plan.locationIds.isEmpty || plan.siteArea != nil || audiencesChecked || !plan.segmentIds.isEmpty
     }
 }

@@ -30,6 +30,14 @@ public struct BucketedVariation: Sendable, Hashable {
     public var name: String? { variation.name }
     /// The changes the variation applies.
     public var changes: [VariationChange] { variation.changes }
+
+    package init(experience: Experience, variation: Variation, isStored: Bool, isPreview: Bool, isForced: Bool = false) {
+        self.experience = experience
+        self.variation = variation
+        self.isStored = isStored
+        self.isPreview = isPreview
+        self.isForced = isForced
+    }
 }
 
 /// What a conversion call did.

@@ -1,28 +1,27 @@
 import ConvertBucketing
-import ConvertEvents
 import ConvertHashing
 import ConvertModel
 import ConvertRules
-import ConvertStorage
+import ConvertVisitor
 import ConvertSynchronization
 import Foundation
 
 /// The installed config together with what decisions need alongside it; a class so that
 /// reading it on the decision path costs one retain.
-final class InstalledConfig: Sendable {
-    let config: ProjectConfig
-    let environment: String
+package final class InstalledConfig: Sendable {
+    package let config: ProjectConfig
+    package let environment: String
     /// The parsed document without volatile keys, to tell a real change from a re-fetch; parsed
     /// from ``bytes`` when asked (only a re-fetch with other bytes asks).
-    var fingerprint: JSONValue {
+    package var fingerprint: JSONValue {
         guard case .object(var top)? = try? JSONParser.parse(bytes) else { return .null }
         top["_s_t"] = nil
         return .object(top)
     }
     /// The bytes the config was decoded from, so a byte-identical re-fetch is not decoded again.
-    let bytes: Data
+    package let bytes: Data
     /// The config's ``ConfigRevision``, worked out from ``bytes`` at the first snapshot.
-    var revision: String {
+    package var revision: String {
         revisionMemo.withValue { memo in
             if let known = memo { return known }
             let revision = ConfigRevision.of(bytes: bytes)
@@ -32,29 +31,29 @@ final class InstalledConfig: Sendable {
     }
     private let revisionMemo = Locked<String?>(nil)
     /// The account and project every tracking event names, read out of the config once.
-    let accountId: String
-    let projectId: String
+    package let accountId: String
+    package let projectId: String
     /// `"{accountId}-{projectId}"`, the namespace of every visitor key, and its hash.
-    let namespace: String
-    let namespaceHash: UInt64
+    package let namespace: String
+    package let namespaceHash: UInt64
     /// `config.experiences`, held here so the decision path reads them without going through
     /// the config's accessors.
-    let experiences: [Experience]
+    package let experiences: [Experience]
     /// Each experience's ids as visitor records hold them, parallel to ``experiences``.
-    let storedIds: [StoredExperienceIds]
-    let experienceKeys: KeyIndex<SeededKeyHash>
+    package let storedIds: [StoredExperienceIds]
+    package let experienceKeys: KeyIndex<SeededKeyHash>
     /// Interned keys (the id when a location has no key) of `config.locations`.
-    let locationKeys: [InternedId]
+    package let locationKeys: [InternedId]
     /// The rules of `config.locations` (sets `0..<locations.count`), then those of
     /// `config.audiences` (from ``audienceRulesStart``), compiled for matching.
-    let rules: RuleProgram
-    let audienceRulesStart: Int
+    package let rules: RuleProgram
+    package let audienceRulesStart: Int
     /// The permanence of `config.audiences`, apart so the decision path does not copy audiences.
-    let audiencePermanent: [Bool]
+    package let audiencePermanent: [Bool]
     /// What resolving each feature reads, parallel to `config.features`.
-    let featurePlans: [FeaturePlan]
+    package let featurePlans: [FeaturePlan]
 
-    init(config: ProjectConfig, environment: String, bytes: Data) {
+    package init(config: ProjectConfig, environment: String, bytes: Data) {
         self.config = config
         self.environment = environment
         self.bytes = bytes
@@ -74,31 +73,31 @@ final class InstalledConfig: Sendable {
 
     /// The position of the experience with `key` in `config.experiences` (the first, if several
     /// share it).
-    func experiencePosition(key: String) -> Int? {
+    package func experiencePosition(key: String) -> Int? {
         experienceKeys.position(of: key)
     }
 
     /// The store key of a visitor whose id hashes (`KeyHash.hash64`) to `visitorHash`.
-    func visitorKey(_ visitorId: String, visitorHash: UInt64) -> VisitorKey {
+    package func visitorKey(_ visitorId: String, visitorHash: UInt64) -> VisitorKey {
         VisitorKey(namespace: namespace, namespaceHash: namespaceHash, visitorId: visitorId, visitorHash: visitorHash)
     }
 }
 
 /// An experience's id and its variations' ids, interned as visitor records hold them; a class,
 /// read in place through one reference.
-final class StoredExperienceIds: Sendable {
-    let experience: InternedId
+package final class StoredExperienceIds: Sendable {
+    package let experience: InternedId
     /// Parallel to the experience's variations.
-    let variations: [InternedId]
+    package let variations: [InternedId]
     /// Parallel to the variations: the marker of a manual decision awaiting its exposure.
-    let pendingMarkers: [InternedId]
+    package let pendingMarkers: [InternedId]
     /// Parallel to the variations: the marker of an exposure `trackExposure` sent.
-    let sentMarkers: [InternedId]
+    package let sentMarkers: [InternedId]
     /// Parallel to the variations: the marker of a decision made with no exposure.
-    let withheldMarkers: [InternedId]
+    package let withheldMarkers: [InternedId]
 
     /// Interns the experience's ids and its variations' exposure markers, which decisions store.
-    init(_ experience: Experience) {
+    package init(_ experience: Experience) {
         let pool = IdPool.shared
         let variationIds = experience.variations.map(\.id)
         self.experience = pool.intern(experience.id)
@@ -109,36 +108,36 @@ final class StoredExperienceIds: Sendable {
     }
 
     /// The index in the experience's variations of the variation with this interned id.
-    func variationIndex(of variation: InternedId) -> Int? {
+    package func variationIndex(of variation: InternedId) -> Int? {
         variations.firstIndex(of: variation)
     }
 }
 
 /// ``KeyHash`` for ``KeyIndex``: seeded per process, so a config cannot be written to make the
 /// experience-key index collide.
-enum SeededKeyHash: StringHash {
+package enum SeededKeyHash: StringHash {
     @inline(__always)
-    static func hash(_ string: String) -> UInt64 { KeyHash.hash64(string) }
+    package static func hash(_ string: String) -> UInt64 { KeyHash.hash64(string) }
 }
 
 /// A feature's carrier experiences and, for each carrier's variations, the result the variation
 /// gives the feature, its variables already cast to their declared types: a result is a
 /// function of the config alone, so it is built once when the config is installed.
 // A class: a call reads its fields through one reference instead of copying them.
-final class FeaturePlan: Sendable {
+package final class FeaturePlan: Sendable {
     /// The feature's key.
-    let key: String
+    package let key: String
     /// Positions in `config.experiences` of the experiences carrying the feature, in config order.
-    let carriers: [Int]
+    package let carriers: [Int]
     /// Parallel to `carriers`: for each variation of the carrier, in the experience's own order
     /// (so a decision's variation index finds its entry), the result it gives with raw and with
     /// cast variables (`nil` when it has no change for the feature).
-    let variations: [[(raw: BucketedFeature?, cast: BucketedFeature?)]]
+    package let variations: [[(raw: BucketedFeature?, cast: BucketedFeature?)]]
     /// The result when no carrier switches the feature on; its key, id and name are the
     /// feature's.
-    let disabled: BucketedFeature
+    package let disabled: BucketedFeature
 
-    init(_ feature: Feature, _ config: ProjectConfig) {
+    package init(_ feature: Feature, _ config: ProjectConfig) {
         key = feature.key
         carriers = config.carrierIndexes(featureId: feature.id)
         variations = carriers.map { position in
@@ -160,7 +159,7 @@ final class FeaturePlan: Sendable {
     /// `nil` when it does not switch the feature on; `typeCasting` picks the cast or the raw
     /// variables. Every variation a decision gives (bucketed, stored, forced or previewed) is
     /// one of the carrier's own.
-    func result(carrier: Int, variationIndex: Int, typeCasting: Bool) -> BucketedFeature? {
+    package func result(carrier: Int, variationIndex: Int, typeCasting: Bool) -> BucketedFeature? {
         let entry = variations[carrier][variationIndex]
         return typeCasting ? entry.cast : entry.raw
     }

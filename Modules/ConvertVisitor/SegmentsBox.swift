@@ -1,6 +1,5 @@
 import ConvertJSON
 import ConvertSynchronization
-import ConvertVisitor
 
 /// An immutable box for a visitor's segment values and their string form.
 final class SegmentsBox: Sendable {

@@ -69,6 +69,17 @@ public struct DecisionTrace: Sendable, Hashable {
     public let variationId: String?
     /// Its key.
     public let variationKey: String?
+
+    package init(experienceKey: String, experienceId: String?, visitorId: String, steps: [DecisionStep], reason: DecisionReason,
+                 variationId: String?, variationKey: String?) {
+        self.experienceKey = experienceKey
+        self.experienceId = experienceId
+        self.visitorId = visitorId
+        self.steps = steps
+        self.reason = reason
+        self.variationId = variationId
+        self.variationKey = variationKey
+    }
 }
 
 /// Receives each check as the decision is made; the production path uses ``SilentTracer``.
