@@ -315,7 +315,12 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     // MARK: Events
 
     public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
-        guard case .node(let client) = connection else { return }
+        guard case .node(let client) = connection else {
+            // One master's outage is not the backend's, but every slot served again is: the
+            // store's pending writes then go at once rather than at its next retry.
+            if case .cluster(let cluster) = connection { cluster.subscribeRecovered { handler(.available(downFor: $0)) } }
+            return
+        }
         client.subscribe { event in
             switch event {
             case .unavailable(let error): handler(.unavailable(reason: error.description))
