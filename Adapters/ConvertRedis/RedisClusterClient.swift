@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The topology comes from `CLUSTER SLOTS` (asked of any reachable node), at start, every 10 s,
 /// when a node becomes unavailable (then every 250 ms until every slot's master is reachable
-/// again: a replica promoted in its place is found that soon) and after a `MOVED` reply. A call
+/// again: a replica promoted in its place is found that soon, and the visitor backend told) and
+/// after a `MOVED` reply. A call
 /// never waits for it: a key whose master is not known yet goes to a seed, whose `MOVED` the
 /// call follows. Every node is reached with the first seed's configuration (password, key
 /// prefix, timeouts, pool size) and the host and port the cluster announces, through the one
