@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The topology comes from `CLUSTER SLOTS` (asked of any reachable node), at start, every 10 s,
 /// when a node becomes unavailable (then every 250 ms until every slot's master is reachable
-/// again: a replica promoted in its place is found that soon) and after a `MOVED` reply. A call
+/// again: a replica promoted in its place is found that soon, and the visitor backend told) and
+/// after a `MOVED` reply. A call
 /// never waits for it: a key whose master is not known yet goes to a seed, whose `MOVED` the
 /// call follows. Every node is reached with the first seed's configuration (password, key
 /// prefix, timeouts, pool size) and the host and port the cluster announces, through the one
@@ -45,6 +46,9 @@ public final class RedisClusterClient: Sendable {
         var redirections = 0
         var closed = false
         var loop: Task<Void, Never>?
+        /// Since when a topology read has found some slot's master unreachable.
+        var unreachableSince: ContinuousClock.Instant?
+        var recoveryHandlers: [@Sendable (Duration) -> Void] = []
     }
 
     /// How many slots a cluster has.
@@ -175,15 +179,21 @@ public final class RedisClusterClient: Sendable {
     }
 
     /// Whether some slot's master is unreachable now.
-    private var hasUnreachableMaster: Bool {
-        state.withValue { state in
-            var seen = Set<ObjectIdentifier>()
-            for owner in state.owners {
-                guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
-                if !owner.isAvailable { return true }
-            }
-            return false
+    private var hasUnreachableMaster: Bool { state.withValue { Self.hasUnreachableMaster($0) } }
+
+    private static func hasUnreachableMaster(_ state: State) -> Bool {
+        var seen = Set<ObjectIdentifier>()
+        for owner in state.owners {
+            guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
+            if !owner.isAvailable { return true }
         }
+        return false
+    }
+
+    /// Calls `handler` when a topology read finds every slot's master reachable again after one
+    /// was not (its replica promoted, or the master back), with how long one was not.
+    func subscribeRecovered(_ handler: @escaping @Sendable (Duration) -> Void) {
+        state.withValue { $0.recoveryHandlers.append(handler) }
     }
 
     /// How many times the topology was read (for tests).
@@ -234,13 +244,22 @@ public final class RedisClusterClient: Sendable {
             guard let reply = try? await candidate.send(["CLUSTER", "SLOTS"]),
                   let ranges = Self.slotRanges(reply, host: candidate.configuration.host), !ranges.isEmpty
             else { continue }
-            state.withValue { state in
+            let recovered = state.withValue { state -> (after: Duration, handlers: [@Sendable (Duration) -> Void])? in
                 for range in ranges {
                     let master = Self.node(host: range.host, port: range.port, in: &state, make: makeNode)
                     for slot in range.slots { state.owners[slot] = master }
                 }
                 state.refreshes += 1
+                let now = ContinuousClock.now
+                if Self.hasUnreachableMaster(state) {
+                    if state.unreachableSince == nil { state.unreachableSince = now }
+                    return nil
+                }
+                guard let since = state.unreachableSince else { return nil }
+                state.unreachableSince = nil
+                return (now - since, state.recoveryHandlers)
             }
+            if let recovered { for handler in recovered.handlers { handler(recovered.after) } }
             return true
         }
         return false

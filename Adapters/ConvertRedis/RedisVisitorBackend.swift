@@ -27,8 +27,10 @@ import Foundation
 /// On one endpoint, the key `visitors:marker` (after the prefix) marks the data set: a new
 /// connection that finds it gone or replaced tells the shared store the server lost its data
 /// (``VisitorDataBackendEvent/dataLost``), and the store writes its recent visitors again. A
-/// cluster has no marker and publishes no events: a master that fails is replaced by its replica,
-/// which holds its data, and calls to an unreachable master fail on their own.
+/// cluster has no marker: a master that fails is replaced by its replica, which holds its data,
+/// and calls to an unreachable master fail on their own. Its one event is every slot's master
+/// reachable again after one was not (``VisitorDataBackendEvent/available(downFor:)``): the
+/// store's pending writes then go at once, not at its next retry.
 public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// A hash under a visitor's key that this backend did not write.
     public struct InvalidRecord: VisitorRecordError, Sendable, Hashable, CustomStringConvertible {
@@ -315,7 +317,12 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     // MARK: Events
 
     public func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
-        guard case .node(let client) = connection else { return }
+        guard case .node(let client) = connection else {
+            // One master's outage is not the backend's, but every slot served again is: the
+            // store's pending writes then go at once rather than at its next retry.
+            if case .cluster(let cluster) = connection { cluster.subscribeRecovered { handler(.available(downFor: $0)) } }
+            return
+        }
         client.subscribe { event in
             switch event {
             case .unavailable(let error): handler(.unavailable(reason: error.description))

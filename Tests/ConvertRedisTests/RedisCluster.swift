@@ -25,13 +25,14 @@ final class RedisCluster: Sendable {
     }
 
     /// Starts the six servers, creates the cluster and waits until every node says
-    /// `cluster_state:ok`.
-    init() throws {
+    /// `cluster_state:ok`. A node unreachable for `nodeTimeout` milliseconds is taken for failed
+    /// (its replica then promoted).
+    init(nodeTimeout: Int = 1_000) throws {
         guard let cli = Self.cli else { throw ServerError("redis-cli is not installed") }
         var servers: [RedisServer] = []
         for port in try Self.ports(6) {
             servers.append(try RedisServer(port: port, options: [
-                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "\(nodeTimeout)",
             ]))
         }
         self.servers = servers
@@ -43,9 +44,9 @@ final class RedisCluster: Sendable {
     }
 
     /// Starts a cluster off the cooperative pool.
-    static func started() async throws -> RedisCluster {
+    static func started(nodeTimeout: Int = 1_000) async throws -> RedisCluster {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try RedisCluster() }) }.start()
+            Thread { continuation.resume(with: Result { try RedisCluster(nodeTimeout: nodeTimeout) }) }.start()
         }
     }
 

@@ -15,7 +15,7 @@ import Testing
 
 extension ClaimingInstance {
     /// An instance whose visitor data goes through `backend` (a cluster's), claims before answering.
-    init(backend: RedisVisitorBackend, config: Data) async throws {
+    init(backend: any VisitorDataBackend, config: Data) async throws {
         var options = WriteBehindVisitorStore.Options()
         options.firstDecisionClaim = .beforeAnswering
         store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(capacity: 100_000), options: options)

@@ -11,9 +11,9 @@ import ConvertTracking
 import Foundation
 import Testing
 
-/// Requests running on a shared store while Redis is killed, paused or restarted: what each
-/// request answered and how long each SDK call took.
-private final class Traffic: Sendable {
+/// Requests running on a shared store while Redis is killed, paused or restarted, or a cluster
+/// fails over: what each request answered and how long each SDK call took.
+final class Traffic: Sendable {
     struct Tally: Sendable {
         var requests = 0
         var unanswered = 0
@@ -28,11 +28,20 @@ private final class Traffic: Sendable {
         var before: [String: String] = [:]
         /// Conversions answered "tracked" (events queued), in all and from the fault on.
         var tracked = 0, trackedFromFault = 0
+        /// The visitor of each conversion answered "tracked", and the conversions answered
+        /// neither "tracked" nor "duplicate".
+        var trackedVisitors: [String] = [], conversionsFailed = 0
+        /// Each visitor's first answer, and the requests answered another variation than it.
+        var answered: [String: String] = [:], split = 0
     }
 
+    /// Every this many requests, one tracks a conversion.
+    let conversionEvery: Int
     let tally = Locked(Tally())
     private let running = Locked(true)
     private let phase = Locked("before")
+
+    init(conversionEvery: Int = 10) { self.conversionEvery = max(1, conversionEvery) }
 
     func enter(_ name: String) { phase.set(name) }
     func stop() { running.set(false) }
@@ -58,7 +67,7 @@ private final class Traffic: Sendable {
                         let variation = context.variation(forExperience: "test-experience-ab-fullstack-1")?.id
                         let decided = ContinuousClock.now
                         var conversion: ConversionResult?
-                        if n % 10 == 0 { conversion = await context.trackConversion("button-primary-click") }
+                        if n % self.conversionEvery == 0 { conversion = await context.trackConversion("button-primary-click") }
                         let end = ContinuousClock.now
                         let calls = [("load", loaded - start), ("decision", decided - loaded), ("conversion", end - decided)]
                         self.tally.withValue { tally in
@@ -69,11 +78,20 @@ private final class Traffic: Sendable {
                                 tally.slowestAt = "\(call), \(phase)"
                             }
                             tally.slowestRequest = max(tally.slowestRequest, end - start)
-                            if case .tracked(let events)? = conversion {
+                            switch conversion {
+                            case .tracked(let events)?:
                                 tally.tracked += events
+                                tally.trackedVisitors.append(visitor)
                                 if phase != "before" { tally.trackedFromFault += events }
+                            case .duplicate?, nil: break
+                            default: tally.conversionsFailed += 1
                             }
                             if let variation {
+                                if let first = tally.answered[visitor] {
+                                    if first != variation { tally.split += 1 }
+                                } else {
+                                    tally.answered[visitor] = variation
+                                }
                                 if case .failed = context.visitorDataLoad { tally.decidedAlone[visitor] = variation }
                                 if phase == "before" { tally.before[visitor] = variation }
                             }
