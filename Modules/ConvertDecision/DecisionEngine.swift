@@ -19,8 +19,8 @@ package struct ExperienceDecision {
     /// Positions in `experience.audienceIndexes` whose rules matched, as bits.
     package var matchedAudiences: UInt64 = 0
     /// Positions in `experience.audienceIndexes` that were checked (not skipped), as bits.
-    package var checkedAudiences: UInt64 = 0
-    package var audiencesChecked = false
+    var checkedAudiences: UInt64 = 0
+    var audiencesChecked = false
     /// Mutual-exclusion targets that named no experience.
     package var unresolvedExperienceKeys: [String] = []
 }

@@ -31,7 +31,7 @@ package struct DecisionInput {
     /// keys the context was created with are read from the store alone — they were stored from
     /// these very attributes, maybe merged since with what other calls stored — unless the
     /// context has changed them.
-    package var audienceData: [String: JSONValue] {
+    var audienceData: [String: JSONValue] {
         guard let stored = stored.storedSegmentValues else { return attributes }
         if attributesCover(stored) { return attributes }
         var overlay = attributes

@@ -47,9 +47,9 @@ package final class InstalledConfig: Sendable {
     /// The rules of `config.locations` (sets `0..<locations.count`), then those of
     /// `config.audiences` (from ``audienceRulesStart``), compiled for matching.
     package let rules: RuleProgram
-    package let audienceRulesStart: Int
+    let audienceRulesStart: Int
     /// The permanence of `config.audiences`, apart so the decision path does not copy audiences.
-    package let audiencePermanent: [Bool]
+    let audiencePermanent: [Bool]
     /// What resolving each feature reads, parallel to `config.features`.
     package let featurePlans: [FeaturePlan]
 
