@@ -70,7 +70,7 @@ public final class RedisClusterClient: Sendable {
                 if !first { try? await Task.sleep(for: Self.outageRefreshInterval) }
                 sinceFull += Self.outageRefreshInterval
                 guard let cluster = self else { return }
-                if first || sinceFull >= Self.refreshInterval || cluster.hasUnreachableMaster {
+                if first || sinceFull >= Self.refreshInterval || cluster.hasUnreachableMaster || cluster.isRecovering {
                     first = false
                     sinceFull = .zero
                     await cluster.refreshTopology()
@@ -190,8 +190,13 @@ public final class RedisClusterClient: Sendable {
         return false
     }
 
+    /// Whether a master was unreachable and the cluster has not yet been found serving every
+    /// slot again.
+    private var isRecovering: Bool { state.withValue { $0.unreachableSince != nil } }
+
     /// Calls `handler` when a topology read finds every slot's master reachable again after one
-    /// was not (its replica promoted, or the master back), with how long one was not.
+    /// was not (its replica promoted, or the master back) and every master says the cluster is
+    /// ok, with how long one was not.
     func subscribeRecovered(_ handler: @escaping @Sendable (Duration) -> Void) {
         state.withValue { $0.recoveryHandlers.append(handler) }
     }
@@ -244,25 +249,44 @@ public final class RedisClusterClient: Sendable {
             guard let reply = try? await candidate.send(["CLUSTER", "SLOTS"]),
                   let ranges = Self.slotRanges(reply, host: candidate.configuration.host), !ranges.isEmpty
             else { continue }
-            let recovered = state.withValue { state -> (after: Duration, handlers: [@Sendable (Duration) -> Void])? in
+            let recovering = state.withValue { state -> (since: ContinuousClock.Instant, masters: [RedisClient])? in
                 for range in ranges {
                     let master = Self.node(host: range.host, port: range.port, in: &state, make: makeNode)
                     for slot in range.slots { state.owners[slot] = master }
                 }
                 state.refreshes += 1
-                let now = ContinuousClock.now
                 if Self.hasUnreachableMaster(state) {
-                    if state.unreachableSince == nil { state.unreachableSince = now }
+                    if state.unreachableSince == nil { state.unreachableSince = .now }
                     return nil
                 }
                 guard let since = state.unreachableSince else { return nil }
-                state.unreachableSince = nil
-                return (now - since, state.recoveryHandlers)
+                var seen = Set<ObjectIdentifier>()
+                return (since, state.owners.compactMap { $0 }.filter { seen.insert(ObjectIdentifier($0)).inserted })
             }
-            if let recovered { for handler in recovered.handlers { handler(recovered.after) } }
+            // Every slot has a reachable master again; it serves once each master says the
+            // cluster is ok (a promoted replica answers CLUSTERDOWN for a moment after its ROLE
+            // changes, and writes sent then would fail back into the store's backoff).
+            if let recovering, await Self.allServing(recovering.masters) {
+                let handlers = state.withValue { state -> [@Sendable (Duration) -> Void] in
+                    guard state.unreachableSince == recovering.since else { return [] }
+                    state.unreachableSince = nil
+                    return state.recoveryHandlers
+                }
+                let after = ContinuousClock.now - recovering.since
+                for handler in handlers { handler(after) }
+            }
             return true
         }
         return false
+    }
+
+    /// Whether every one of `masters` answers `CLUSTER INFO` with `cluster_state:ok`.
+    private static func allServing(_ masters: [RedisClient]) async -> Bool {
+        for master in masters {
+            guard case .bulkString(let bytes?)? = try? await master.send(["CLUSTER", "INFO"]),
+                  String(decoding: bytes, as: UTF8.self).contains("cluster_state:ok") else { return false }
+        }
+        return true
     }
 
     /// The slot ranges and their masters in a `CLUSTER SLOTS` reply; an empty announced host is

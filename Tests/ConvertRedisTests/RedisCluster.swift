@@ -55,6 +55,15 @@ final class RedisCluster: Sendable {
         servers.map { $0.configuration(keyPrefix: keyPrefix) }
     }
 
+    /// The nodes as seeds with `keyPrefix` and calls bounded by `commandTimeout`.
+    func seeds(keyPrefix: String, commandTimeout: Duration) -> [RedisConfiguration] {
+        seeds(keyPrefix: keyPrefix).map { seed in
+            var seed = seed
+            seed.commandTimeout = commandTimeout
+            return seed
+        }
+    }
+
     /// The server listening on `port`.
     func server(port: Int) -> RedisServer? { servers.first { $0.port == port } }
 

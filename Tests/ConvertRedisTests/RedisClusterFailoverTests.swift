@@ -73,12 +73,7 @@ struct RedisClusterFailoverTests {
         let cluster = try await RedisCluster.started(nodeTimeout: nodeTimeoutSeconds * 1_000)
         let timeout: Duration = underThreadSanitizer ? .seconds(30) : .milliseconds(250)
         let prefix = "failover-sdk:"
-        let seeds = cluster.seeds(keyPrefix: prefix).map { seed in
-            var seed = seed
-            seed.commandTimeout = timeout
-            return seed
-        }
-        let client = RedisClusterClient(seeds: seeds)
+        let client = RedisClusterClient(seeds: cluster.seeds(keyPrefix: prefix, commandTimeout: timeout))
         defer { client.close() }
         #expect(await eventually { client.topologyRefreshes > 0 }, "the topology read at start")
         let backend = NotedBackend(RedisVisitorBackend(cluster: client))
@@ -139,8 +134,7 @@ struct RedisClusterFailoverTests {
         // What was pending written, then everything read back through a client of the test's own.
         _ = await eventually(timeout: .seconds(10)) { instance.store.counters.pending == 0 && instance.store.writesInFlight == 0 }
         _ = await instance.store.flush()
-        var checking = seeds[0]
-        checking.commandTimeout = .seconds(10)
+        let checking = cluster.seeds(keyPrefix: prefix, commandTimeout: .seconds(10))[0]
         let checker = RedisClusterClient(seeds: cluster.servers.filter { $0.port != victim.port }.map { server in
             var seed = checking
             seed.port = server.port

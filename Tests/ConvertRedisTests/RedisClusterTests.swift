@@ -199,12 +199,7 @@ struct RedisClusterTests {
     @Test func aMasterKilledUnderLoadCostsNoCallMoreThanItsBoundAndItsReplicaTakesOver() async throws {
         let cluster = try await RedisCluster.started()
         let timeout: Duration = underThreadSanitizer ? .seconds(30) : .milliseconds(250)
-        let seeds = cluster.seeds(keyPrefix: "failover:").map { seed in
-            var seed = seed
-            seed.commandTimeout = timeout
-            return seed
-        }
-        let client = RedisClusterClient(seeds: seeds)
+        let client = RedisClusterClient(seeds: cluster.seeds(keyPrefix: "failover:", commandTimeout: timeout))
         defer { client.close() }
         #expect(await eventually { client.topologyRefreshes > 0 }, "the topology read at start")
         let backend = RedisVisitorBackend(cluster: client)
