@@ -190,6 +190,20 @@ public final class RedisClusterClient: Sendable {
         return false
     }
 
+    /// Whether some slot's master is unreachable while another master answers: one part of the
+    /// cluster is down, not the whole.
+    package var isPartlyUnreachable: Bool {
+        state.withValue { state in
+            var seen = Set<ObjectIdentifier>()
+            var down = false, up = false
+            for owner in state.owners {
+                guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
+                if owner.isAvailable { up = true } else { down = true }
+            }
+            return down && up
+        }
+    }
+
     /// Whether a master was unreachable and the cluster has not yet been found serving every
     /// slot again.
     private var isRecovering: Bool { state.withValue { $0.unreachableSince != nil } }

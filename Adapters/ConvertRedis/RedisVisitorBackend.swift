@@ -112,14 +112,37 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     }
 
     public func load(_ key: VisitorKey) async throws -> VisitorData? {
-        let redisKey = Self.redisKey(key)
-        let reply: RESPValue
         do {
-            reply = try await send(.hgetall(redisKey))
+            let redisKey = Self.redisKey(key)
+            let reply: RESPValue
+            do {
+                reply = try await send(.hgetall(redisKey))
+            } catch {
+                throw Self.recordError(error, key: redisKey)
+            }
+            return try Self.decode(reply, key: redisKey)
         } catch {
-            throw Self.recordError(error, key: redisKey)
+            throw scoped(error)
         }
-        return try Self.decode(reply, key: redisKey)
+    }
+
+    /// A call on a cluster that failed to reach its master while other masters answer: one part
+    /// of the cluster is down (a master before its replica's promotion), so the shared store
+    /// decides this call's visitors locally and keeps calling for the others.
+    public struct ClusterPartUnavailable: VisitorBackendPartError, Sendable, Hashable, CustomStringConvertible {
+        /// What the call met.
+        public let error: RedisError
+        public var description: String { "a Redis Cluster master cannot be reached while the others answer (\(error))" }
+    }
+
+    /// `error` as the shared store should take it: a part's failure while a cluster is partly
+    /// down, else as it is.
+    private func scoped(_ error: any Error) -> any Error {
+        guard case .cluster(let cluster) = connection, let redis = error as? RedisError else { return error }
+        switch redis {
+        case .connectionFailed, .timeout: return cluster.isPartlyUnreachable ? ClusterPartUnavailable(error: redis) : error
+        default: return error
+        }
     }
 
     /// A `WRONGTYPE` answer as what it is: a record holding another kind of value.
@@ -136,47 +159,59 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
 
     /// Every record's writes and a read-back in one pipeline: one round trip for the batch.
     public func saveAll(_ records: [(VisitorKey, VisitorData)]) async throws -> [VisitorData] {
-        guard !records.isEmpty else { return [] }
-        var commands: [RedisCommand] = []
-        var spans: [(start: Int, readBack: Int)] = []
-        for (key, data) in records {
-            let start = commands.count
-            commands += Self.writes(Self.redisKey(key), data, ttl: configuration.ttl)
-            spans.append((start, commands.count))
-            commands.append(.hgetall(Self.redisKey(key)))
-        }
-        let replies = try await pipeline(commands, slow: records.count > 1)
-        var out: [VisitorData] = []
-        out.reserveCapacity(records.count)
-        for ((key, _), span) in zip(records, spans) {
-            var readBack: RESPValue?
-            for reply in replies[span.start...span.readBack] {
-                switch reply {
-                case .failure(let error): throw Self.recordError(error, key: Self.redisKey(key))
-                case .success(let value): readBack = value
-                }
+        do {
+            guard !records.isEmpty else { return [] }
+            var commands: [RedisCommand] = []
+            var spans: [(start: Int, readBack: Int)] = []
+            for (key, data) in records {
+                let start = commands.count
+                commands += Self.writes(Self.redisKey(key), data, ttl: configuration.ttl)
+                spans.append((start, commands.count))
+                commands.append(.hgetall(Self.redisKey(key)))
             }
-            guard let readBack else { throw InvalidRecord(key: Self.redisKey(key), reason: "no reply") }
-            out.append(try Self.decode(readBack, key: Self.redisKey(key)) ?? VisitorData())
+            let replies = try await pipeline(commands, slow: records.count > 1)
+            var out: [VisitorData] = []
+            out.reserveCapacity(records.count)
+            for ((key, _), span) in zip(records, spans) {
+                var readBack: RESPValue?
+                for reply in replies[span.start...span.readBack] {
+                    switch reply {
+                    case .failure(let error): throw Self.recordError(error, key: Self.redisKey(key))
+                    case .success(let value): readBack = value
+                    }
+                }
+                guard let readBack else { throw InvalidRecord(key: Self.redisKey(key), reason: "no reply") }
+                out.append(try Self.decode(readBack, key: Self.redisKey(key)) ?? VisitorData())
+            }
+            return out
+        } catch {
+            throw scoped(error)
         }
-        return out
     }
 
     public func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool {
-        let redisKey = Self.redisKey(key)
-        var commands: [RedisCommand] = [.hsetnx(redisKey, "g:" + goalId, Data("1".utf8))]
-        if let ttl = configuration.ttl { commands.append(.expire(redisKey, ttl: ttl)) }
-        let replies = try await pipeline(commands)
         do {
-            return try replies[0].get().intValue == 1
+            let redisKey = Self.redisKey(key)
+            var commands: [RedisCommand] = [.hsetnx(redisKey, "g:" + goalId, Data("1".utf8))]
+            if let ttl = configuration.ttl { commands.append(.expire(redisKey, ttl: ttl)) }
+            let replies = try await pipeline(commands)
+            do {
+                return try replies[0].get().intValue == 1
+            } catch {
+                throw Self.recordError(error, key: redisKey)
+            }
         } catch {
-            throw Self.recordError(error, key: redisKey)
+            throw scoped(error)
         }
     }
 
     /// One `DEL` of the visitor's hash.
     public func delete(_ key: VisitorKey) async throws {
-        _ = try await send(.del([Self.redisKey(key)]))
+        do {
+            _ = try await send(.del([Self.redisKey(key)]))
+        } catch {
+            throw scoped(error)
+        }
     }
 
     // MARK: Claims
@@ -194,22 +229,30 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     }
 
     public func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
-        let redisKey = Self.redisKey(key)
         do {
-            return try Self.claimed(pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
-                                    variationId: variationId, key: redisKey)
-        } catch let error as RedisError {
-            throw Self.recordError(error, key: redisKey)
+            let redisKey = Self.redisKey(key)
+            do {
+                return try Self.claimed(pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
+                                        variationId: variationId, key: redisKey)
+            } catch let error as RedisError {
+                throw Self.recordError(error, key: redisKey)
+            }
+        } catch {
+            throw scoped(error)
         }
     }
 
     public func claimVariationLater(_ key: VisitorKey, experienceId: String, variationId: String) async throws -> VariationClaim {
-        let redisKey = Self.redisKey(key)
         do {
-            return try Self.claimed(await pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
-                                    variationId: variationId, key: redisKey)
-        } catch let error as RedisError {
-            throw Self.recordError(error, key: redisKey)
+            let redisKey = Self.redisKey(key)
+            do {
+                return try Self.claimed(await pipeline(claimCommands(redisKey, experienceId: experienceId, variationId: variationId)),
+                                        variationId: variationId, key: redisKey)
+            } catch let error as RedisError {
+                throw Self.recordError(error, key: redisKey)
+            }
+        } catch {
+            throw scoped(error)
         }
     }
 
@@ -234,84 +277,88 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// segments given, `PEXPIRE` when asked; the batch in one pipeline. A decision another
     /// instance stored first is read back (`HGET`) in a second round trip, only when some are.
     public func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
-        guard !changes.isEmpty else { return [] }
-        let ttl = ttlMilliseconds.map(String.init)
-        // Written straight into wire form: a batch is hundreds of commands.
-        var writer = RESPWriter(keyPrefix: configuration.keyPrefix, capacity: changes.count * 96)
-        var json: [UInt8] = []
-        /// Per change, the range of its commands; per new decision, where its `HSETNX` is.
-        var spans: [Range<Int>] = []
-        spans.reserveCapacity(changes.count)
-        /// Per change, the range of its bytes (to split the batch per master in a cluster).
-        var byteSpans: [Range<Int>] = []
-        byteSpans.reserveCapacity(changes.count)
-        var decisions: [(change: Int, experience: String, variation: String, reply: Int)] = []
-        for (index, change) in changes.enumerated() {
-            let key = Self.redisKey(change.key)
-            let start = writer.commandCount, byteStart = writer.byteCount
-            for (experience, variation) in change.decisions.sorted(by: { $0.key < $1.key }) {
-                decisions.append((index, experience, variation, writer.commandCount))
-                writer.command("HSETNX", arguments: 3)
-                writer.key(key)
-                writer.argument(Self.decisionField(experience))
-                writer.argument(variation)
-            }
-            let fields = change.goals.count + (change.locations == nil ? 0 : 1) + (change.segmentValues == nil ? 0 : 1)
-            if fields > 0 {
-                writer.command("HSET", arguments: 1 + 2 * fields)
-                writer.key(key)
-                for goal in change.goals.sorted() {
-                    writer.argument("g:" + goal)
-                    writer.argument("1")
+        do {
+            guard !changes.isEmpty else { return [] }
+            let ttl = ttlMilliseconds.map(String.init)
+            // Written straight into wire form: a batch is hundreds of commands.
+            var writer = RESPWriter(keyPrefix: configuration.keyPrefix, capacity: changes.count * 96)
+            var json: [UInt8] = []
+            /// Per change, the range of its commands; per new decision, where its `HSETNX` is.
+            var spans: [Range<Int>] = []
+            spans.reserveCapacity(changes.count)
+            /// Per change, the range of its bytes (to split the batch per master in a cluster).
+            var byteSpans: [Range<Int>] = []
+            byteSpans.reserveCapacity(changes.count)
+            var decisions: [(change: Int, experience: String, variation: String, reply: Int)] = []
+            for (index, change) in changes.enumerated() {
+                let key = Self.redisKey(change.key)
+                let start = writer.commandCount, byteStart = writer.byteCount
+                for (experience, variation) in change.decisions.sorted(by: { $0.key < $1.key }) {
+                    decisions.append((index, experience, variation, writer.commandCount))
+                    writer.command("HSETNX", arguments: 3)
+                    writer.key(key)
+                    writer.argument(Self.decisionField(experience))
+                    writer.argument(variation)
                 }
-                if let locations = change.locations {
-                    json.removeAll(keepingCapacity: true)
-                    VisitorJSON.appendLocations(locations, to: &json)
-                    writer.argument("l")
-                    writer.argument(bytes: json)
+                let fields = change.goals.count + (change.locations == nil ? 0 : 1) + (change.segmentValues == nil ? 0 : 1)
+                if fields > 0 {
+                    writer.command("HSET", arguments: 1 + 2 * fields)
+                    writer.key(key)
+                    for goal in change.goals.sorted() {
+                        writer.argument("g:" + goal)
+                        writer.argument("1")
+                    }
+                    if let locations = change.locations {
+                        json.removeAll(keepingCapacity: true)
+                        VisitorJSON.appendLocations(locations, to: &json)
+                        writer.argument("l")
+                        writer.argument(bytes: json)
+                    }
+                    if let segments = change.segmentValues {
+                        json.removeAll(keepingCapacity: true)
+                        VisitorJSON.append(.object(NonFiniteValues.listing(in: segments)), to: &json)
+                        writer.argument("s")
+                        writer.argument(bytes: json)
+                    }
                 }
-                if let segments = change.segmentValues {
-                    json.removeAll(keepingCapacity: true)
-                    VisitorJSON.append(.object(NonFiniteValues.listing(in: segments)), to: &json)
-                    writer.argument("s")
-                    writer.argument(bytes: json)
+                if change.renewsExpiry, let ttl, writer.commandCount > start || !change.isEmpty {
+                    writer.command("PEXPIRE", arguments: 2)
+                    writer.key(key)
+                    writer.argument(ttl)
                 }
+                spans.append(start..<writer.commandCount)
+                byteSpans.append(byteStart..<writer.byteCount)
             }
-            if change.renewsExpiry, let ttl, writer.commandCount > start || !change.isEmpty {
-                writer.command("PEXPIRE", arguments: 2)
-                writer.key(key)
-                writer.argument(ttl)
+            guard writer.commandCount > 0 else { return Array(repeating: [:], count: changes.count) }
+            let replies: [Result<RESPValue, RedisError>]
+            switch connection {
+            case .node(let client):
+                replies = try await client.pipeline(writer.encoded, slow: true)
+            case .cluster(let cluster):
+                let encoded = writer.encoded
+                let entries = changes.indices.filter { !spans[$0].isEmpty }.map { index in
+                    (key: configuration.keyPrefix + Self.redisKey(changes[index].key),
+                     commands: EncodedCommands(bytes: Array(encoded.bytes[byteSpans[index]]), count: spans[index].count))
+                }
+                replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
             }
-            spans.append(start..<writer.commandCount)
-            byteSpans.append(byteStart..<writer.byteCount)
-        }
-        guard writer.commandCount > 0 else { return Array(repeating: [:], count: changes.count) }
-        let replies: [Result<RESPValue, RedisError>]
-        switch connection {
-        case .node(let client):
-            replies = try await client.pipeline(writer.encoded, slow: true)
-        case .cluster(let cluster):
-            let encoded = writer.encoded
-            let entries = changes.indices.filter { !spans[$0].isEmpty }.map { index in
-                (key: configuration.keyPrefix + Self.redisKey(changes[index].key),
-                 commands: EncodedCommands(bytes: Array(encoded.bytes[byteSpans[index]]), count: spans[index].count))
+            var kept = [[String: String]](repeating: [:], count: changes.count)
+            guard !decisions.isEmpty else { return kept }
+            // A record holding something else (WRONGTYPE) is left out: no retry could write it.
+            let skipped = Set(spans.indices.filter { index in
+                spans[index].contains { if case .failure = replies[$0] { true } else { false } }
+            })
+            let lost = decisions.filter { !skipped.contains($0.change) && (try? replies[$0.reply].get().intValue) == 0 }
+            guard !lost.isEmpty else { return kept }
+            let stored = try await pipeline(lost.map { .hget(Self.redisKey(changes[$0.change].key), Self.decisionField($0.experience)) })
+            for (decision, reply) in zip(lost, stored) {
+                guard let value = try? reply.get().stringValue, value != decision.variation else { continue }
+                kept[decision.change][decision.experience] = value
             }
-            replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
+            return kept
+        } catch {
+            throw scoped(error)
         }
-        var kept = [[String: String]](repeating: [:], count: changes.count)
-        guard !decisions.isEmpty else { return kept }
-        // A record holding something else (WRONGTYPE) is left out: no retry could write it.
-        let skipped = Set(spans.indices.filter { index in
-            spans[index].contains { if case .failure = replies[$0] { true } else { false } }
-        })
-        let lost = decisions.filter { !skipped.contains($0.change) && (try? replies[$0.reply].get().intValue) == 0 }
-        guard !lost.isEmpty else { return kept }
-        let stored = try await pipeline(lost.map { .hget(Self.redisKey(changes[$0.change].key), Self.decisionField($0.experience)) })
-        for (decision, reply) in zip(lost, stored) {
-            guard let value = try? reply.get().stringValue, value != decision.variation else { continue }
-            kept[decision.change][decision.experience] = value
-        }
-        return kept
     }
 
     // MARK: Events

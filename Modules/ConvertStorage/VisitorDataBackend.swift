@@ -121,6 +121,11 @@ public struct VisitorDataChanges: Sendable, Hashable {
 /// it, without taking the backend for unreachable.
 public protocol VisitorRecordError: Error {}
 
+/// An error from one part of a backend made of several (a cluster node that is down while the
+/// others answer): the shared store decides the call's visitors from what it holds, as in an
+/// outage, but does not pause its calls for visitors the other parts hold.
+public protocol VisitorBackendPartError: Error {}
+
 /// What a ``VisitorDataBackend`` tells the shared store about itself.
 public enum VisitorDataBackendEvent: Sendable, Hashable {
     /// Calls fail at once for now (a refused or broken connection, a peer that does not answer).
