@@ -88,7 +88,11 @@ extension WriteBehindVisitorStore {
         case .unavailable(let reason):
             beginOutage(reason: reason)
         case .available(let downFor):
+            // Also without an outage (a part of the backend was down): the writer's backoff ends
+            // and what waits is written now.
+            state.withValue { $0.failures = 0 }
             noteSuccess(downFor: downFor)
+            drain()
         case .dataLost:
             // At once, before the writes the backend's return starts: from here every base is void.
             state.withValue { state in

@@ -61,6 +61,46 @@ private final class HeldBackend: VisitorDataBackend, Sendable {
     func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) { inner.subscribe(handler) }
 }
 
+/// A memory backend one part of which is down: its writes fail with a part's error (claims
+/// and loads answer) until it recovers and says so, as a cluster whose master awaits its
+/// replica's promotion.
+private final class PartlyDownBackend: VisitorDataBackend, Sendable {
+    struct PartDown: VisitorBackendPartError, CustomStringConvertible {
+        var description: String { "one part is down" }
+    }
+    let inner = MemoryVisitorBackend()
+    private let state = Locked((down: true, failedMerges: 0, subscribers: [@Sendable (VisitorDataBackendEvent) -> Void]()))
+
+    var failedMerges: Int { state.value.failedMerges }
+
+    /// The part is back: says so to the subscribers, as the cluster backend does.
+    func recover() {
+        let subscribers = state.withValue { state in
+            state.down = false
+            return state.subscribers
+        }
+        for subscriber in subscribers { subscriber(.available(downFor: .seconds(1))) }
+    }
+
+    func load(_ key: VisitorKey) async throws -> VisitorData? { try await inner.load(key) }
+    func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData { try await inner.save(key, data) }
+    func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool { try await inner.recordGoalOnce(key, goalId: goalId) }
+    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
+        try inner.claimVariation(key, experienceId: experienceId, variationId: variationId)
+    }
+    func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
+        let down = state.withValue { state -> Bool in
+            if state.down { state.failedMerges += 1 }
+            return state.down
+        }
+        if down { throw PartDown() }
+        return try await inner.merge(changes)
+    }
+    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
+        state.withValue { $0.subscribers.append(handler) }
+    }
+}
+
 /// The shared store's side of an outage, on an in-memory backend (exact, no network).
 @Suite(.timeLimit(.minutes(1))) struct SharedStoreOutageTests {
     private let key = VisitorKey(namespace: "1-2", visitorId: "v")
@@ -243,4 +283,23 @@ private final class HeldBackend: VisitorDataBackend, Sendable {
         #expect(backend.inner.record(key)?.bucketing == ["e": "a"] && backend.inner.record(key)?.goals == ["g"],
                 "the failed write's decision came with the later goal")
     }
+
+    /// A part of the backend down is no outage: claims still go to the backend; and when the
+    /// backend says the part is back, what waits is written at once, not after the writer's
+    /// backoff (a minute here).
+    @Test func aPartDownStartsNoOutageAndItsReturnWritesWhatWaitsAtOnce() async throws {
+        let backend = PartlyDownBackend()
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
+                                            options: .init(retryDelay: .seconds(60), maximumRetryDelay: .seconds(60)))
+        store.update(key) { $0 = VisitorData(bucketing: [:], goals: ["g"]) }
+        #expect(await eventually { backend.failedMerges >= 1 }, "the write behind failed on the part that is down")
+        #expect(store.claimFirstDecision(VisitorKey(namespace: "1-2", visitorId: "other"), experienceId: "e", variationId: "a")?
+            .variationId == "a", "claims still reach the backend")
+        #expect(store.counters.outages == 0)
+        #expect(store.counters.claims == 1)
+        backend.recover()
+        #expect(await eventually(timeout: .seconds(5)) { backend.inner.record(key) != nil },
+                "the pending write landed when the part came back, not a minute later")
+    }
 }
+
