@@ -5,7 +5,7 @@ import Foundation
 /// master of its key's slot.
 ///
 /// The topology comes from `CLUSTER SLOTS` (asked of any reachable node), at start, every 10 s,
-/// when a node becomes unavailable (then every 250 ms until every slot's master is reachable
+/// when a node becomes unavailable (then every 100 ms until every slot's master is reachable and serving
 /// again: a replica promoted in its place is found that soon, and the visitor backend told) and
 /// after a `MOVED` reply. A call
 /// never waits for it: a key whose master is not known yet goes to a seed, whose `MOVED` the
@@ -96,7 +96,7 @@ public final class RedisClusterClient: Sendable {
     /// The topology is asked for this often.
     static let refreshInterval: Duration = .seconds(10)
     /// … and this often while a slot's master is unreachable.
-    static let outageRefreshInterval: Duration = .milliseconds(250)
+    static let outageRefreshInterval: Duration = .milliseconds(100)
 
     // MARK: Slots
 
