@@ -45,7 +45,6 @@ public final class RedisClusterClient: Sendable {
         var refreshes = 0
         var redirections = 0
         var closed = false
-        var loop: Task<Void, Never>?
         /// Since when a topology read has found some slot's master unreachable.
         var unreachableSince: ContinuousClock.Instant?
         var recoveryHandlers: [@Sendable (Duration) -> Void] = []
@@ -63,33 +62,37 @@ public final class RedisClusterClient: Sendable {
         self.seeds = seeds.map { Self.address($0.host, $0.port) }
         self.transport = transport
         for seed in seeds { _ = node(host: seed.host, port: seed.port) }
-        let loop = Task.detached { [weak self] in
+        // A thread of its own, as each node's connector: a busy cooperative pool (the app's
+        // requests) must not delay finding a promoted replica.
+        let loop = Thread { [weak self] in
             var sinceFull: Duration = .zero
             var first = true
-            while !Task.isCancelled {
-                if !first { try? await Task.sleep(for: Self.outageRefreshInterval) }
+            while true {
+                if !first { usleep(UInt32(Self.outageRefreshInterval.components.attoseconds / 1_000_000_000_000)) }
                 sinceFull += Self.outageRefreshInterval
-                guard let cluster = self else { return }
+                guard let cluster = self, !cluster.isClosed else { return }
                 if first || sinceFull >= Self.refreshInterval || cluster.hasUnreachableMaster || cluster.isRecovering {
                     first = false
                     sinceFull = .zero
-                    await cluster.refreshTopology()
+                    cluster.refreshNow()
                 }
             }
         }
-        state.withValue { $0.loop = loop }
+        loop.name = "convert-redis-cluster-topology"
+        loop.start()
     }
+
+    private var isClosed: Bool { state.withValue { $0.closed } }
 
     deinit { close() }
 
     /// Closes every node's client; later calls fail with ``RedisError/clientClosed``.
     public func close() {
-        let (nodes, loop) = state.withValue { state in
+        let nodes = state.withValue { state in
             state.closed = true
-            defer { state.loop = nil }
-            return (Array(state.nodes.values), state.loop)
+            return Array(state.nodes.values)
         }
-        loop?.cancel()
+        // The topology thread sees `closed` within its interval and ends.
         for node in nodes { node.close() }
     }
 
@@ -241,7 +244,7 @@ public final class RedisClusterClient: Sendable {
             return true
         }
         guard start else { return }
-        Task.detached { [weak self] in await self?.refreshTopology() }
+        Thread { [weak self] in self?.refreshNow() }.start()
     }
 
     /// Reads `CLUSTER SLOTS` from the first node that answers (masters first, then seeds) and
@@ -249,6 +252,14 @@ public final class RedisClusterClient: Sendable {
     /// while one runs returns `false` at once.
     @discardableResult
     package func refreshTopology() async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { [weak self] in continuation.resume(returning: self?.refreshNow() ?? false) }.start()
+        }
+    }
+
+    /// ``refreshTopology()`` on the calling thread, blocking it (each call within its bound).
+    @discardableResult
+    private func refreshNow() -> Bool {
         let candidates: [RedisClient]? = state.withValue { state in
             guard !state.closed, !state.refreshing else { return nil }
             state.refreshing = true
@@ -260,7 +271,7 @@ public final class RedisClusterClient: Sendable {
         defer { state.withValue { $0.refreshing = false } }
         let ordered = candidates.filter(\.isAvailable) + candidates.filter { !$0.isAvailable }
         for candidate in ordered {
-            guard let reply = try? await candidate.send(["CLUSTER", "SLOTS"]),
+            guard let reply = try? candidate.perform([["CLUSTER", "SLOTS"]]).first,
                   let ranges = Self.slotRanges(reply, host: candidate.configuration.host), !ranges.isEmpty
             else { continue }
             let recovering = state.withValue { state -> (since: ContinuousClock.Instant, masters: [RedisClient])? in
@@ -280,7 +291,7 @@ public final class RedisClusterClient: Sendable {
             // Every slot has a reachable master again; it serves once each master says the
             // cluster is ok (a promoted replica answers CLUSTERDOWN for a moment after its ROLE
             // changes, and writes sent then would fail back into the store's backoff).
-            if let recovering, await Self.allServing(recovering.masters) {
+            if let recovering, Self.allServing(recovering.masters) {
                 let handlers = state.withValue { state -> [@Sendable (Duration) -> Void] in
                     guard state.unreachableSince == recovering.since else { return [] }
                     state.unreachableSince = nil
@@ -295,9 +306,9 @@ public final class RedisClusterClient: Sendable {
     }
 
     /// Whether every one of `masters` answers `CLUSTER INFO` with `cluster_state:ok`.
-    private static func allServing(_ masters: [RedisClient]) async -> Bool {
+    private static func allServing(_ masters: [RedisClient]) -> Bool {
         for master in masters {
-            guard case .bulkString(let bytes?)? = try? await master.send(["CLUSTER", "INFO"]),
+            guard case .bulkString(let bytes?)? = try? master.perform([["CLUSTER", "INFO"]]).first,
                   String(decoding: bytes, as: UTF8.self).contains("cluster_state:ok") else { return false }
         }
         return true
