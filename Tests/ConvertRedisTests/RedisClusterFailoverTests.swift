@@ -187,7 +187,8 @@ struct RedisClusterFailoverTests {
         #expect(tally.slowestRequest <= bound || underThreadSanitizer,
                 "the slowest request took \(tally.slowestRequest) (slowest call: \(tally.slowest), \(tally.slowestAt)); the bound is \(bound)")
         // The writes to its slots failed while it was down, and resumed within a second of the promotion.
-        #expect(!failed.isEmpty, "a write behind to the killed master's slots failed before the promotion")
+        // (Under the thread sanitizer a call's bound is 30 s: a write may wait for the promotion.)
+        #expect(!failed.isEmpty || underThreadSanitizer, "a write behind to the killed master's slots failed before the promotion")
         let took = try #require(resumedAfterServing, "no write behind to the killed master's slots succeeded; store: \(instance.store.counters)")
         #expect(took <= .seconds(1) || underThreadSanitizer,
                 "writes behind to the killed master's slots resumed \(took) after the cluster served them again")
@@ -207,7 +208,8 @@ struct RedisClusterFailoverTests {
     /// traffic differently) decide the same new visitors: those the healthy masters hold are
     /// still claimed in Redis, so none is shown two variations or bucketed twice; those the dead
     /// master holds are answered locally within the call's bound.
-    @Test func whileOneMasterIsDownTheOthersVisitorsAreStillClaimed() async throws {
+    @Test(.disabled(if: underThreadSanitizer, "a call's bound is 30 s under the thread sanitizer: the replica is promoted before the phase ends"))
+    func whileOneMasterIsDownTheOthersVisitorsAreStillClaimed() async throws {
         let cluster = try await RedisCluster.started(nodeTimeout: 3_000)
         let timeout: Duration = underThreadSanitizer ? .seconds(30) : .milliseconds(250)
         let prefix = "part:"
