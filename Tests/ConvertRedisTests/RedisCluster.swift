@@ -43,10 +43,19 @@ final class RedisCluster: Sendable {
         }
     }
 
-    /// Starts a cluster off the cooperative pool.
+    /// Starts a cluster off the cooperative pool. A port found free can be taken before its
+    /// node binds it (another suite's cluster starting at once): then the cluster is started
+    /// again on other ports, up to three times.
     static func started(nodeTimeout: Int = 1_000) async throws -> RedisCluster {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try RedisCluster(nodeTimeout: nodeTimeout) }) }.start()
+            Thread {
+                continuation.resume(with: Result {
+                    for _ in 1..<3 {
+                        do { return try RedisCluster(nodeTimeout: nodeTimeout) } catch where "\(error)".contains("Address already in use") {}
+                    }
+                    return try RedisCluster(nodeTimeout: nodeTimeout)
+                })
+            }.start()
         }
     }
 
