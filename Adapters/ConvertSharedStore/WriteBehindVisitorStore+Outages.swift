@@ -59,8 +59,9 @@ extension WriteBehindVisitorStore {
 
     /// A call that succeeded: ends an outage (logged, when its start was or when changes made
     /// during it were dropped) and writes what is pending — unless the call began before the
-    /// outage did (its answer is older news).
-    func noteSuccess(startedAt started: Duration? = nil, downFor reported: Duration? = nil) {
+    /// outage did (its answer is older news). Whether it ended one.
+    @discardableResult
+    func noteSuccess(startedAt started: Duration? = nil, downFor reported: Duration? = nil) -> Bool {
         let now = clock.elapsed
         guard let ended = state.withValue({ state -> (outage: Outage, pending: Int, dropped: Int)? in
             guard let outage = state.outage else { return nil }
@@ -70,7 +71,7 @@ extension WriteBehindVisitorStore {
             state.failures = 0
             defer { state.droppedInOutage = 0 }
             return (outage, state.dirty.count, state.droppedInOutage)
-        }) else { return }
+        }) else { return false }
         if ended.outage.logged || ended.dropped > 0 {
             var line = "shared visitor store: \(backendName) reachable again after \(Self.seconds(reported ?? (now - ended.outage.since))) s"
             if ended.pending > 0 { line += "; writing the \(ended.pending) visitor(s) pending" }
@@ -81,6 +82,7 @@ extension WriteBehindVisitorStore {
             log.warn(line)
         }
         drain()
+        return true
     }
 
     func handle(_ event: VisitorDataBackendEvent) {
@@ -88,11 +90,15 @@ extension WriteBehindVisitorStore {
         case .unavailable(let reason):
             beginOutage(reason: reason)
         case .available(let downFor):
-            // Also without an outage (a part of the backend was down): the writer's backoff ends
-            // and what waits is written now.
-            state.withValue { $0.failures = 0 }
-            noteSuccess(downFor: downFor)
-            drain()
+            // Also without an outage (a part of the backend was down, or a call that reached a
+            // healthy part ended it first): the writer's backoff ends, what waits is written now,
+            // and a call begun before this that fails after it starts no outage.
+            let now = clock.elapsed
+            state.withValue { state in
+                state.failures = 0
+                state.recovered = now
+            }
+            if !noteSuccess(downFor: downFor) { drain() }
         case .dataLost:
             // At once, before the writes the backend's return starts: from here every base is void.
             state.withValue { state in

@@ -122,14 +122,26 @@ extension WriteBehindVisitorStore {
     /// a time; the writer's backoff is not waited out).
     func drain() {
         let start = state.withValue { state -> Bool in
-            guard !state.draining, !state.dirty.isEmpty else { return false }
+            if state.draining {
+                state.drainAgain = true
+                return false
+            }
+            guard !state.dirty.isEmpty else { return false }
             state.draining = true
+            state.drainAgain = false
             return true
         }
         guard start else { return }
         Task.detached {
             while let batch = self.takeBatch() {
-                guard await self.write(batch) else { break }
+                if await self.write(batch) { continue }
+                // Asked again while this batch was on its way (the backend came back): it failed
+                // on what was, so it goes again now; otherwise the writer's backoff takes over.
+                let again = self.state.withValue { state -> Bool in
+                    defer { state.drainAgain = false }
+                    return state.drainAgain
+                }
+                guard again else { break }
             }
             self.state.withValue { $0.draining = false }
         }

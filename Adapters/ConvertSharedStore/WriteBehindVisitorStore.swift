@@ -100,6 +100,9 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         var nextMark: UInt64 = 0
         var writerRunning = false
         var draining = false
+        /// The backend came back while a drain ran: a batch of it that fails (sent before the
+        /// return) is sent again rather than left to the writer's backoff.
+        var drainAgain = false
         /// Keys whose write is on its way to the backend (a count per key).
         var inFlight: [VisitorKey: Int] = [:]
         var failures = 0
@@ -108,7 +111,8 @@ public final class WriteBehindVisitorStore: SharedVisitorDataStore, SDKLogAdopti
         /// began (told when it ends).
         var droppedInOutage = 0
         var outage: Outage?
-        /// When the last outage ended.
+        /// When the last outage ended, or the backend last said it was back: a call begun before
+        /// that failed on what was, not on what is.
         var recovered: Duration?
         /// The visitors seen last (loaded, claimed, written), oldest overwritten first.
         var recent: [VisitorKey] = []

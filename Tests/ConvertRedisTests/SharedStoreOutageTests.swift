@@ -101,6 +101,57 @@ private final class PartlyDownBackend: VisitorDataBackend, Sendable {
     }
 }
 
+/// A memory backend whose loads can fail, whose next merge can be held and then fail, and that
+/// says it is back when told: a cluster whose calls reached a healthy master (ending the store's
+/// outage) before its topology announced the promoted replica, while a write to the dead master
+/// was on its way.
+private final class ReturningBackend: VisitorDataBackend, Sendable {
+    struct Down: Error, CustomStringConvertible {
+        var description: String { "connection refused" }
+    }
+    let inner = MemoryVisitorBackend()
+    private let state = Locked((loadsFail: false, armed: false, entered: false,
+                                release: CheckedContinuation<Void, Never>?.none,
+                                subscribers: [@Sendable (VisitorDataBackendEvent) -> Void]()))
+
+    var loadsFail: Bool {
+        get { state.value.loadsFail }
+        set { state.withValue { $0.loadsFail = newValue } }
+    }
+    func holdNextMerge() { state.withValue { $0.armed = true } }
+    var mergeHeld: Bool { state.value.entered && state.value.release != nil }
+    func release() { state.withValue { state in state.release?.resume(); state.release = nil } }
+
+    /// Tells the subscribers the backend is back, as the cluster backend does.
+    func announceReturn() {
+        for subscriber in state.value.subscribers { subscriber(.available(downFor: .seconds(1))) }
+    }
+
+    func load(_ key: VisitorKey) async throws -> VisitorData? {
+        if loadsFail { throw Down() }
+        return try await inner.load(key)
+    }
+    func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData { try await inner.save(key, data) }
+    func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool { try await inner.recordGoalOnce(key, goalId: goalId) }
+    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
+        try inner.claimVariation(key, experienceId: experienceId, variationId: variationId)
+    }
+    func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
+        let held = state.withValue { state -> Bool in
+            defer { state.armed = false }
+            return state.armed
+        }
+        guard held else { return try await inner.merge(changes) }
+        await withCheckedContinuation { continuation in
+            state.withValue { $0.entered = true; $0.release = continuation }
+        }
+        throw Down()
+    }
+    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
+        state.withValue { $0.subscribers.append(handler) }
+    }
+}
+
 /// The shared store's side of an outage, on an in-memory backend (exact, no network).
 @Suite(.timeLimit(.minutes(1))) struct SharedStoreOutageTests {
     private let key = VisitorKey(namespace: "1-2", visitorId: "v")
@@ -301,5 +352,31 @@ private final class PartlyDownBackend: VisitorDataBackend, Sendable {
         #expect(await eventually(timeout: .seconds(5)) { backend.inner.record(key) != nil },
                 "the pending write landed when the part came back, not a minute later")
     }
-}
 
+    /// An outage ended by a call that answered before the backend said it was back; a write
+    /// begun then fails only after the backend's return: that is no new outage, and what waits
+    /// is written at once, not at the writer's next turn (ten minutes here).
+    @Test func aWriteBegunBeforeTheBackendsReturnThatFailsAfterItStartsNoOutageAndIsWrittenAgainAtOnce() async throws {
+        let backend = ReturningBackend()
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
+                                            options: .init(writeBehind: .seconds(600), retryDelay: .milliseconds(50)))
+        let other = VisitorKey(namespace: "1-2", visitorId: "other")
+        store.update(key) { $0.bucketing["e"] = "a" }
+        backend.loadsFail = true
+        _ = await store.load(other)
+        #expect(store.counters.outages == 1)
+        backend.loadsFail = false
+        backend.holdNextMerge()
+        // Past the fail-fast window, a load answers: the outage ends and what waits is drained.
+        try await eventually("a load answered after the window") {
+            if case .failed = await store.load(other) { return false }
+            return true
+        }
+        try await eventually("the drain's write is on its way") { backend.mergeHeld }
+        backend.announceReturn()
+        backend.release()
+        #expect(await eventually(timeout: .seconds(5)) { backend.inner.record(key)?.bucketing == ["e": "a"] },
+                "the write that failed after the return was sent again at once: \(store.counters)")
+        #expect(store.counters.outages == 1, "a failure of a write begun before the return started an outage: \(store.counters)")
+    }
+}
