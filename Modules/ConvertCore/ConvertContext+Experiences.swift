@@ -34,7 +34,7 @@ extension ConvertContext {
     public func variation(forExperience key: String, exposure: Exposure) -> BucketedVariation? {
         guard var decider = begin("variation(forExperience:)") else { return failedCall(.experience, key).value }
         var detail: VariationDetail?
-        return decider.experience(key, at: decider.installed.experiencePosition(key: key), exposure: exposure,
+        return decider.experience(key, at: decider.installed.experiencePosition(key: key), in: decider.installed, exposure: exposure,
                                   detailed: false, detail: &detail)
     }
 
@@ -59,7 +59,7 @@ extension ConvertContext {
     public func variationDetail(forExperience key: String, exposure: Exposure) -> VariationDetail {
         guard var decider = begin("variationDetail(forExperience:)") else { return failedCall(.experience, key) }
         var detail: VariationDetail?
-        _ = decider.experience(key, at: decider.installed.experiencePosition(key: key), exposure: exposure,
+        _ = decider.experience(key, at: decider.installed.experiencePosition(key: key), in: decider.installed, exposure: exposure,
                                detailed: true, detail: &detail)
         return detail ?? unusable(key)
     }
@@ -89,10 +89,10 @@ extension ConvertContext {
     public func variations(exposure: Exposure) -> [BucketedVariation] {
         guard var decider = begin("variations()") else { return [] }
         var found: [BucketedVariation] = []
-        let experiences = decider.installed.experiences
+        let installed = decider.installed, experiences = installed.experiences
         var detail: VariationDetail?
         for position in experiences.indices {
-            let variation = decider.experience(experiences[position].key, at: position, exposure: exposure,
+            let variation = decider.experience(experiences[position].key, at: position, in: installed, exposure: exposure,
                                                detailed: false, detail: &detail)
             if let variation { found.append(variation) }
         }

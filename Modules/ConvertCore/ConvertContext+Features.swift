@@ -31,7 +31,7 @@ extension ConvertContext {
         }
         var decided = DecidedCarriers()
         var detail: FeatureDetail?
-        return decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
+        return decider.feature(key, at: decider.config.featureIndex(key: key), in: decider.installed, typeCasting: typeCasting,
                                exposure: exposure, detailed: false, decided: &decided, detail: &detail)
     }
 
@@ -53,7 +53,7 @@ extension ConvertContext {
         }
         var decided = DecidedCarriers()
         var detail: FeatureDetail?
-        let value = decider.feature(key, at: decider.config.featureIndex(key: key), typeCasting: typeCasting,
+        let value = decider.feature(key, at: decider.config.featureIndex(key: key), in: decider.installed, typeCasting: typeCasting,
                                     exposure: exposure, detailed: true, decided: &decided, detail: &detail)
         return detail ?? FeatureDetail(value: value, reason: .default, errorCode: nil, experiences: [])
     }
@@ -68,12 +68,15 @@ extension ConvertContext {
     public func features(typeCasting: Bool = true, exposure: Exposure) -> [BucketedFeature] {
         guard var decider = begin("features()") else { return [] }
         var decided = DecidedCarriers()
-        let plans = decider.installed.featurePlans
+        // One reference for the call: each feature borrows the config from here.
+        let installed = decider.installed
+        let count = installed.featurePlans.count
         var resolved: [BucketedFeature] = []
-        resolved.reserveCapacity(plans.count)
+        resolved.reserveCapacity(count)
         var detail: FeatureDetail?
-        for position in plans.indices {
-            resolved.append(decider.feature(plans[position].key, at: position, typeCasting: typeCasting,
+        for position in 0..<count {
+            let key = installed.withFeaturePlan(at: position) { $0.key }
+            resolved.append(decider.feature(key, at: position, in: installed, typeCasting: typeCasting,
                                             exposure: exposure, detailed: false, decided: &decided,
                                             detail: &detail))
         }

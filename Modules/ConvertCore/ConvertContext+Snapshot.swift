@@ -29,7 +29,7 @@ extension ConvertContext {
         var variations: [BucketedVariation] = []
         var detail: VariationDetail?
         for (position, experience) in installed.experiences.enumerated() {
-            let variation = decider.experience(experience.key, at: position, exposure: exposure, detailed: false,
+            let variation = decider.experience(experience.key, at: position, in: installed, exposure: exposure, detailed: false,
                                                detail: &detail)
             let variationIndex = variation.flatMap { experience.variationIndex(id: $0.id) }
             // As the feature calls would have remembered it: the reason for hooks, the detail for
@@ -43,7 +43,7 @@ extension ConvertContext {
         features.reserveCapacity(plans.count)
         var featureDetail: FeatureDetail?
         for position in plans.indices {
-            features.append(decider.feature(plans[position].key, at: position, typeCasting: true, exposure: exposure,
+            features.append(decider.feature(plans[position].key, at: position, in: installed, typeCasting: true, exposure: exposure,
                                             detailed: false, decided: &decided, detail: &featureDetail))
         }
         return snapshot(of: decider, variations, features, exposure: exposure)

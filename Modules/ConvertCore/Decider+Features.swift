@@ -7,12 +7,14 @@ extension Decider {
     /// has it), resolved with the call's hooks around it; its detail in `detail` when `detailed`
     /// (or hooks asked for it). Carriers already in `decided` (by an earlier feature of the same
     /// call) are not decided again.
-    mutating func feature(_ key: String, at position: Int?, typeCasting: Bool, exposure: Exposure, detailed: Bool,
-                          decided: inout DecidedCarriers, detail: inout FeatureDetail?) -> BucketedFeature {
+    ///
+    /// `installed` is the decider's own config, passed so that a mutating call borrows it.
+    mutating func feature(_ key: String, at position: Int?, in installed: InstalledConfig, typeCasting: Bool, exposure: Exposure,
+                          detailed: Bool, decided: inout DecidedCarriers, detail: inout FeatureDetail?) -> BucketedFeature {
         let hook = startHooks(.feature, key)
         let value: BucketedFeature
         if let position {
-            if let forced = forcedFeature(installed.featurePlans[position]) {
+            if overrides != nil, let forced = installed.withFeaturePlan(at: position, forcedFeature) {
                 value = forced
                 detail = FeatureDetail(value: forced, reason: .static, errorCode: nil, experiences: [])
             } else {
@@ -20,8 +22,10 @@ extension Decider {
                 // is described, and the reason is the deciding carrier's.
                 var details: [VariationDetail]? = detailed || (hook != nil && hooks.readsFeatureExperiences) ? [] : nil
                 var reason: EvaluationReason? = hook != nil ? .default : nil
-                value = resolve(position, typeCasting: typeCasting, exposure: exposure, decided: &decided,
-                                details: &details, reason: &reason)
+                value = installed.withFeaturePlan(at: position) { plan in
+                    resolve(plan, in: installed, typeCasting: typeCasting, exposure: exposure, decided: &decided,
+                            details: &details, reason: &reason)
+                }
                 if let experiences = details {
                     let reason = value.isEnabled ? experiences.last?.reason ?? .default : .default
                     detail = FeatureDetail(value: value, reason: reason, errorCode: nil, experiences: experiences)
@@ -45,10 +49,9 @@ extension Decider {
     /// The feature at `position` in the config's features as the first carrier that switches it
     /// on gives it. With `details`, each carrier looked at is described there; with `reason`,
     /// the reason of the carrier that switched it on is set there.
-    private mutating func resolve(_ position: Int, typeCasting: Bool, exposure: Exposure,
+    private mutating func resolve(_ plan: FeaturePlan, in installed: InstalledConfig, typeCasting: Bool, exposure: Exposure,
                                   decided: inout DecidedCarriers, details: inout [VariationDetail]?,
                                   reason: inout EvaluationReason?) -> BucketedFeature {
-        let plan = installed.featurePlans[position]
         for (carrier, index) in plan.carriers.enumerated() {
             let variationIndex: Int?
             if details != nil {
@@ -56,9 +59,10 @@ extension Decider {
                     details?.append(known.detail)
                     variationIndex = known.variationIndex
                 } else {
-                    let experience = installed.experiences[index]
-                    let outcome = decide(experience, at: index, exposure: exposure)
-                    let detail = self.detail(outcome, of: experience, value: variation(outcome, of: experience))
+                    let (detail, outcome) = installed.withExperience(at: index) { experience, ids in
+                        let outcome = decide(experience, ids, at: index, in: installed, exposure: exposure)
+                        return (Self.detail(outcome, of: experience, in: installed, value: Self.variation(outcome, of: experience)), outcome)
+                    }
                     decided.remember(index, detail, outcome.variationIndex)
                     details?.append(detail)
                     variationIndex = outcome.variationIndex
@@ -67,11 +71,13 @@ extension Decider {
                 variationIndex = cached.variationIndex
                 if reason != nil { reason = cached.reason }
             } else {
-                let experience = installed.experiences[index]
-                let outcome = decide(experience, at: index, exposure: exposure)
+                let wantsReason = reason != nil
+                let (outcome, decidedReason) = installed.withExperience(at: index) { experience, ids in
+                    let outcome = decide(experience, ids, at: index, in: installed, exposure: exposure)
+                    return (outcome, wantsReason ? Self.reason(outcome, of: experience) : EvaluationReason.default)
+                }
                 variationIndex = outcome.variationIndex
-                let decidedReason = reason != nil ? self.reason(outcome, of: experience) : .default
-                if reason != nil { reason = decidedReason }
+                if wantsReason { reason = decidedReason }
                 decided.remember(index, variationIndex, decidedReason)
             }
             if let variationIndex, let result = plan.result(carrier: carrier, variationIndex: variationIndex,

@@ -22,22 +22,21 @@ struct RecordedDecision {
 extension Decider {
     /// Stores, tracks and announces what a decision found; returns the index of the variation
     /// that holds and the data stored.
-    func record(_ decision: ExperienceDecision, _ plan: Experience, at position: Int,
+    func record(_ decision: ExperienceDecision, _ plan: Experience, _ ids: StoredExperienceIds, at position: Int,
                 exposure: Exposure) -> RecordedDecision {
-        let ids = installed.storedIds[position]
-        let events = runtime.events
         if decision.matchedAudiences != 0 {
-            events.publish(.audiences, listening: listening, .audiences(AudiencesPayload(
+            runtime.events.publish(.audiences, listening: listening, .audiences(AudiencesPayload(
                 visitorId: visitorId,
                 audienceIds: Self.positions(decision.matchedAudiences, in: plan.audienceIndexes)
                     .map { installed.config.audiences[$0].id })))
         }
-        let locationKeys = installed.locationKeys
         // Checked against what was read first, so an unchanged visitor costs no store write.
-        let expected = Self.locationChanges(decision, plan, locationKeys, stored)
-        guard decision.isNew || expected.activate | expected.deactivate != 0 else {
-            return RecordedDecision(variationIndex: decision.variationIndex)
+        if !decision.isNew {
+            let expected = Self.locationChanges(decision, plan, installed.locationKeys, stored)
+            guard expected.activate | expected.deactivate != 0 else { return RecordedDecision(variationIndex: decision.variationIndex) }
         }
+        let locationKeys = installed.locationKeys
+        let events = runtime.events
 
         let tracks = exposure == .automatic && trackingEnabled
         // Only a manual decision carries a marker (interned with the config).

@@ -112,15 +112,18 @@ struct Decider {
 
     /// The experience with `key` (at `position`, `nil` when no experience has it), decided with
     /// the call's hooks around it; its detail in `detail` when `detailed` (or hooks asked for it).
-    mutating func experience(_ key: String, at position: Int?, exposure: Exposure, detailed: Bool,
+    ///
+    /// `installed` is the decider's own config, passed so that a mutating call borrows it.
+    mutating func experience(_ key: String, at position: Int?, in installed: InstalledConfig, exposure: Exposure, detailed: Bool,
                              detail: inout VariationDetail?) -> BucketedVariation? {
         let hook = startHooks(.experience, key)
         let value: BucketedVariation?
         if let position {
-            let experience = installed.experiences[position]
-            let outcome = decide(experience, at: position, exposure: exposure)
-            value = variation(outcome, of: experience)
-            detail = detailed || hook != nil ? self.detail(outcome, of: experience, value: value) : nil
+            (value, detail) = installed.withExperience(at: position) { experience, ids in
+                let outcome = decide(experience, ids, at: position, in: installed, exposure: exposure)
+                let value = Self.variation(outcome, of: experience)
+                return (value, detailed || hook != nil ? Self.detail(outcome, of: experience, in: installed, value: value) : nil)
+            }
         } else {
             runtime.log.warn("no experience has the key \"\(key)\"",
                              metadata: ["convert.experience": key, "convert.reason": "experienceNotFound"])
@@ -134,7 +137,8 @@ struct Decider {
 
     /// Decides `experience` (at `position` in the config), then stores, tracks and announces
     /// what changed.
-    mutating func decide(_ experience: Experience, at position: Int, exposure: Exposure) -> Outcome {
+    mutating func decide(_ experience: Experience, _ ids: StoredExperienceIds, at position: Int, in installed: InstalledConfig,
+                         exposure: Exposure) -> Outcome {
         if let forced = forcedVariation(experience) { return Outcome(variationIndex: forced, source: .forced) }
         if let previewed = previewVariation(experience) { return Outcome(variationIndex: previewed, source: .previewed) }
         readStored()
@@ -153,13 +157,13 @@ struct Decider {
         }
         // A preview records nothing, nor does a visitor who has not consented.
         guard preview == nil, consented else { return Outcome(variationIndex: decision.variationIndex, source: .decided(decision)) }
-        let recorded = record(decision, experience, at: position, exposure: exposure)
+        let recorded = record(decision, experience, ids, at: position, exposure: exposure)
         if let data = recorded.data { input.stored = data }
         return Outcome(variationIndex: recorded.variationIndex, source: .decided(decision))
     }
 
     /// The variation `outcome` gives in `experience`.
-    func variation(_ outcome: Outcome, of experience: Experience) -> BucketedVariation? {
+    static func variation(_ outcome: Outcome, of experience: Experience) -> BucketedVariation? {
         guard let index = outcome.variationIndex else { return nil }
         let variation = experience.variations[index]
         switch outcome.source {
@@ -175,7 +179,7 @@ struct Decider {
     }
 
     /// Why `outcome` came about, as hooks see it: the reason of ``detail(_:of:value:)`` alone.
-    func reason(_ outcome: Outcome, of experience: Experience) -> EvaluationReason {
+    static func reason(_ outcome: Outcome, of experience: Experience) -> EvaluationReason {
         switch outcome.source {
         case .forced, .previewed: .static
         case .decided(let decision): decision.reason.evaluation(targeted: decision.targeted(experience)).0
@@ -183,7 +187,8 @@ struct Decider {
     }
 
     /// `outcome` described: reasons, error code, gate.
-    func detail(_ outcome: Outcome, of experience: Experience, value: BucketedVariation?) -> VariationDetail {
+    static func detail(_ outcome: Outcome, of experience: Experience, in installed: InstalledConfig,
+                       value: BucketedVariation?) -> VariationDetail {
         switch outcome.source {
         case .forced:
             return VariationDetail(experienceKey: experience.key, value: value, reason: .static, decisionReason: .forced,

@@ -58,7 +58,6 @@ package enum DecisionEngine {
     static func decide<T: DecisionTracer>(_ experience: Experience, at position: Int, in installed: InstalledConfig,
                                           for input: borrowing DecisionInput, memo: inout RuleMemo,
                                           tracer: inout T) -> ExperienceDecision {
-        let ids = installed.storedIds[position]
         if experience.isArchived {
             tracer.record(.archived)
             return ExperienceDecision(reason: .archived)
@@ -67,7 +66,7 @@ package enum DecisionEngine {
             tracer.record(.environmentMismatch(experience: env, sdk: installed.environment))
             return ExperienceDecision(reason: .environmentMismatch)
         }
-        let storedIndex = input.stored.variation(forExperience: ids.experience).flatMap { ids.variationIndex(of: $0) }
+        let storedIndex = installed.storedVariationIndex(at: position, in: input.stored)
         if T.recordsSteps { tracer.record(.storedDecision(variationId: storedIndex.map { experience.variations[$0].id })) }
         var decision = ExperienceDecision(reason: .notBucketed)
 
@@ -221,7 +220,7 @@ package enum DecisionEngine {
                 unresolved = key
                 return nil
             }
-            return input.stored.hasVariation(forExperience: installed.storedIds[target].experience)
+            return input.stored.hasVariation(forExperience: installed.storedExperienceId(at: target))
         }
         let matched: Bool
         if T.recordsSteps {

@@ -52,6 +52,11 @@ package final class InstalledConfig: Sendable {
     let audiencePermanent: [Bool]
     /// What resolving each feature reads, parallel to `config.features`.
     package let featurePlans: [FeaturePlan]
+    // The same objects unretained, for ``withExperience(at:_:)`` and ``withFeaturePlan(at:_:)``:
+    // the arrays above own them for the config's life.
+    private let experienceRefs: [Unmanaged<Experience>]
+    private let storedIdRefs: [Unmanaged<StoredExperienceIds>]
+    private let featurePlanRefs: [Unmanaged<FeaturePlan>]
 
     package init(config: ProjectConfig, environment: String, bytes: Data) {
         self.config = config
@@ -69,6 +74,43 @@ package final class InstalledConfig: Sendable {
         audienceRulesStart = config.locations.count
         audiencePermanent = config.audiences.map { $0.type == .permanent }
         featurePlans = config.features.map { FeaturePlan($0, config) }
+        experienceRefs = experiences.map(Unmanaged.passUnretained)
+        storedIdRefs = storedIds.map(Unmanaged.passUnretained)
+        featurePlanRefs = featurePlans.map(Unmanaged.passUnretained)
+    }
+
+    /// Calls `body` with the experience at `position` in `config.experiences` and its stored
+    /// ids, borrowed: neither reference count is written. Sound because this config owns both
+    /// for its whole life and the caller holds the config for the call; `body` may keep what it
+    /// is given only by retaining it (a plain assignment does).
+    @inline(__always)
+    package func withExperience<Result>(at position: Int, _ body: (Experience, StoredExperienceIds) throws -> Result) rethrows
+        -> Result {
+        try experienceRefs[position]._withUnsafeGuaranteedRef { experience in
+            try storedIdRefs[position]._withUnsafeGuaranteedRef { ids in try body(experience, ids) }
+        }
+    }
+
+    /// The interned id of the experience at `position`, as visitor records hold it.
+    @inline(__always)
+    func storedExperienceId(at position: Int) -> InternedId {
+        storedIdRefs[position]._withUnsafeGuaranteedRef(\.experience)
+    }
+
+    /// The index of the variation `stored` holds for the experience at `position`, if it holds
+    /// one of the experience's.
+    @inline(__always)
+    func storedVariationIndex(at position: Int, in stored: borrowing VisitorData) -> Int? {
+        storedIdRefs[position]._withUnsafeGuaranteedRef { ids in
+            stored.variation(forExperience: ids.experience).flatMap { ids.variationIndex(of: $0) }
+        }
+    }
+
+    /// Calls `body` with the plan of the feature at `position` in `config.features`, borrowed as
+    /// ``withExperience(at:_:)`` borrows.
+    @inline(__always)
+    package func withFeaturePlan<Result>(at position: Int, _ body: (FeaturePlan) throws -> Result) rethrows -> Result {
+        try featurePlanRefs[position]._withUnsafeGuaranteedRef(body)
     }
 
     /// The position of the experience with `key` in `config.experiences` (the first, if several
