@@ -128,14 +128,14 @@ final class BoundedCounters: Sendable {
     /// those two are read only the first time a combination comes.
     func increment(key: (name: String, value: String), variant: (name: String, value: String)?, tag: Int,
                    _ first: @autoclosure () -> (String, String)? = nil, _ second: @autoclosure () -> (String, String)? = nil) {
-        let asked = CounterTable.Asked(key: key.value, variant: variant?.value, tag: tag)
-        let hash = CounterTable.hash(asked)
+        let hash = CounterTable.hash(key: key.value, variant: variant?.value, tag: tag)
         let cache = caches[Self.stripe()]
         // Every evaluation comes here: one lookup, no allocation, once the combination is known.
-        if let counter = cache.withValue({ $0.counter(for: asked, hash: hash) }) {
+        if let counter = cache.withValue({ $0.counter(key: key.value, variant: variant?.value, tag: tag, hash: hash) }) {
             counter._withUnsafeGuaranteedRef { $0.increment() }
             return
         }
+        let asked = CounterTable.Asked(key: key.value, variant: variant?.value, tag: tag)
         let (first, second) = (first(), second())
         let counter = state.withValue { bounded(key: key, variant: variant, first, second, &$0) }
         // Asked combinations are remembered up to a bound too; past it they take the long way.
