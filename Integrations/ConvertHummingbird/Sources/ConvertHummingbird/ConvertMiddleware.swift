@@ -85,7 +85,10 @@ public struct ConvertMiddleware<Context: ConvertRequestContext>: RouterMiddlewar
 
     public func handle(_ request: Request, context: Context,
                        next: (Request, Context) async throws -> Response) async throws -> Response {
-        let (visitorId, newCookie) = cookie.visitor(fromCookieHeader: request.headers[.cookie])
+        // The values as they came: HTTP/1.1 sends one Cookie field, and joining a single value
+        // through `headers[.cookie]` costs a request about a microsecond.
+        let cookies = request.headers[values: .cookie]
+        let (visitorId, newCookie) = cookie.visitor(fromCookieHeader: cookies.count > 1 ? cookies.joined(separator: "; ") : cookies.first)
         var context = context
         context.convert = await sdk.loadContext(visitorId: visitorId, attributes: attributes(request))
         guard let setCookie = newCookie else { return try await next(request, context) }
