@@ -133,3 +133,63 @@ struct RedisRefusedWriteTests {
                 "the foreign value is untouched")
     }
 }
+
+/// The same over a cluster: a slot a master does not serve for now is one part's failure (no
+/// outage of the whole store), a master out of memory an ordinary one; either way the writes
+/// stay pending and land once the cluster takes them.
+@Suite(.enabled(if: RedisCluster.isAvailable, "redis-server or redis-cli is not installed"), .timeLimit(.minutes(5)))
+struct RedisClusterRefusedWriteTests {
+    @Test func writesToASlotNotServedOrAMasterOutOfMemoryStayPendingAndLandOnceTaken() async throws {
+        let cluster = try await RedisCluster.started()
+        let prefix = "refused:"
+        let client = RedisClusterClient(seeds: cluster.seeds(keyPrefix: prefix))
+        defer { client.close() }
+        #expect(await eventually { client.topologyRefreshes > 0 }, "the topology read at start")
+        let backend = RedisVisitorBackend(cluster: client)
+        let logs = RecordingLogSink()
+        let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
+                                            options: .init(writeBehind: .milliseconds(5), retryDelay: .milliseconds(20),
+                                                           maximumRetryDelay: .milliseconds(100), firstDecisionClaim: .never),
+                                            log: SDKLog(sink: logs, minimum: .info))
+        let keys = RedisRefusedWriteTests.keys(30, "c")
+        let slot = RedisClusterClient.slot(of: prefix + RedisVisitorBackend.redisKey(keys[0]))
+        let nodes = try cluster.nodes()
+        let owner = try #require(nodes.first { $0.isMaster && $0.slots.contains { $0.contains(slot) } })
+        let other = try #require(nodes.first { $0.isMaster && !$0.failed && $0.id != owner.id })
+        let ownerServer = try #require(cluster.server(port: owner.port))
+
+        // The first visitor's slot "migrating" to a master that does not import it: its owner
+        // answers ASK, the other master MOVED back.
+        _ = try ownerServer.command(["CLUSTER", "SETSLOT", .string("\(slot)"), "MIGRATING", .string(other.id)])
+        for (n, key) in keys.enumerated() {
+            store.update(key) { data in
+                data.bucketing["e"] = "x\(n)"
+                data.goals.insert("g")
+            }
+        }
+        let settled = await eventually(timeout: .seconds(20)) { store.counters.saveFailures >= 2 || store.counters.saves > 0 }
+        #expect(settled, "the writer tried: \(store.counters)")
+        #expect(store.counters.saves == 0 && store.counters.pending + store.writesInFlight == keys.count,
+                "a write to a slot not served is not written: \(store.counters)")
+        #expect(store.counters.outages == 0, "one slot is a part of the cluster, not the whole: \(store.counters)")
+        #expect(logs.messages.contains { $0.contains("slot is not served") }, "\(logs.messages)")
+        _ = try ownerServer.command(["CLUSTER", "SETSLOT", .string("\(slot)"), "STABLE"])
+        #expect(await eventually(timeout: .seconds(20)) { store.counters.pending == 0 && store.writesInFlight == 0 },
+                "written once the slot is served: \(store.counters)")
+
+        // One master out of memory: its error reply fails the batch, not as a part's.
+        try RedisRefusedWriteTests.refuseWrites(ownerServer)
+        let late = keys.map { VisitorDataChanges(key: $0, decisions: ["late": "y"]) }
+        await #expect(throws: RedisError.self) { _ = try await backend.merge(late) }
+        try RedisRefusedWriteTests.takeWrites(ownerServer)
+        #expect(try await backend.merge(late) == Array(repeating: [:], count: keys.count))
+
+        for (n, key) in keys.enumerated() {
+            let slot = RedisClusterClient.slot(of: prefix + RedisVisitorBackend.redisKey(key))
+            let master = try #require(try cluster.master(of: slot).flatMap { cluster.server(port: $0.port) })
+            #expect(try RedisRefusedWriteTests.field(master, prefix: prefix, key, "d:e") == "x\(n)", "\(key.visitorId)")
+            #expect(try RedisRefusedWriteTests.field(master, prefix: prefix, key, "g:g") == "1", "\(key.visitorId)")
+            #expect(try RedisRefusedWriteTests.field(master, prefix: prefix, key, "d:late") == "y", "\(key.visitorId)")
+        }
+    }
+}
