@@ -126,31 +126,56 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         }
     }
 
-    /// A call on a cluster that failed to reach its master while other masters answer: one part
-    /// of the cluster is down (a master before its replica's promotion), so the shared store
-    /// decides this call's visitors locally and keeps calling for the others.
+    /// A call on a cluster that failed to reach its master while other masters answer, or whose
+    /// slot a master said it does not serve for now (`CLUSTERDOWN`, `TRYAGAIN`, a `MOVED` or
+    /// `ASK` after the one followed): one part of the cluster is down or moving (a master before
+    /// its replica's promotion, a promoted replica not yet serving, a slot in migration), so the
+    /// shared store decides this call's visitors locally and keeps calling for the others.
     public struct ClusterPartUnavailable: VisitorBackendPartError, Sendable, Hashable, CustomStringConvertible {
         /// What the call met.
         public let error: RedisError
-        public var description: String { "a Redis Cluster master cannot be reached while the others answer (\(error))" }
+        public var description: String {
+            if case .serverError = error { return "a Redis Cluster slot is not served for now (\(error))" }
+            return "a Redis Cluster master cannot be reached while the others answer (\(error))"
+        }
     }
 
     /// `error` as the shared store should take it: a part's failure while a cluster is partly
-    /// down, else as it is.
+    /// down or a slot is not served, else as it is (an error reply such as `OOM` or `READONLY`
+    /// is an ordinary failure).
     private func scoped(_ error: any Error) -> any Error {
         guard case .cluster(let cluster) = connection, let redis = error as? RedisError else { return error }
         switch redis {
         case .connectionFailed, .timeout: return cluster.isPartlyUnreachable ? ClusterPartUnavailable(error: redis) : error
+        case .serverError(let message) where Self.isSlotUnserved(message): return ClusterPartUnavailable(error: redis)
         default: return error
         }
     }
 
     /// A `WRONGTYPE` answer as what it is: a record holding another kind of value.
     static func recordError(_ error: RedisError, key: String) -> any Error {
-        if case .serverError(let message) = error, message.hasPrefix("WRONGTYPE") {
+        if case .serverError(let message) = error, isWrongType(message) {
             return InvalidRecord(key: key, reason: "it holds another kind of value (\(message))")
         }
         return error
+    }
+
+    /// Whether an error reply says the key holds another kind of value: no retry writes it.
+    static func isWrongType(_ message: String) -> Bool { message.hasPrefix("WRONGTYPE") }
+
+    /// The error of a reply that refused a write a retry may store, `nil` for a reply that is no
+    /// error or a `WRONGTYPE` one.
+    static func refusal(_ reply: Result<RESPValue, RedisError>) -> RedisError? {
+        guard case .failure(let error) = reply else { return nil }
+        if case .serverError(let message) = error, isWrongType(message) { return nil }
+        return error
+    }
+
+    /// Whether an error reply says the key's slot is not served where the command went, for now:
+    /// the cluster is down or reconfiguring (`CLUSTERDOWN`, `TRYAGAIN`), or the slot moved again
+    /// after the redirection the cluster client followed (`MOVED`, `ASK`).
+    static func isSlotUnserved(_ message: String) -> Bool {
+        message.hasPrefix("CLUSTERDOWN") || message.hasPrefix("TRYAGAIN") || message.hasPrefix("MOVED ") || message.hasPrefix("ASK ")
     }
 
     public func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData {
@@ -276,6 +301,9 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// Per change: `HSETNX` of each new decision, one `HSET` of the goals, locations and
     /// segments given, `PEXPIRE` when asked; the batch in one pipeline. A decision another
     /// instance stored first is read back (`HGET`) in a second round trip, only when some are.
+    /// A record of another kind (`WRONGTYPE`) is left out; any other error reply throws, so the
+    /// batch stays pending: a write refused for now (`OOM`, `READONLY`, `LOADING`, `CLUSTERDOWN`,
+    /// …) is never taken for written.
     public func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
         do {
             guard !changes.isEmpty else { return [] }
@@ -342,15 +370,16 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
                 }
                 replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
             }
-            var kept = [[String: String]](repeating: [:], count: changes.count)
-            guard !decisions.isEmpty else { return kept }
             // A record holding something else (WRONGTYPE) is left out: no retry could write it.
-            let skipped = Set(spans.indices.filter { index in
-                spans[index].contains { if case .failure = replies[$0] { true } else { false } }
-            })
-            let lost = decisions.filter { !skipped.contains($0.change) && (try? replies[$0.reply].get().intValue) == 0 }
+            // Any other error reply (OOM, READONLY, LOADING, CLUSTERDOWN, …) is a write the server
+            // refused for now: the batch fails, and the store keeps it and sends it again (every
+            // command in it can be sent twice).
+            if let refused = replies.lazy.compactMap(Self.refusal).first { throw refused }
+            var kept = [[String: String]](repeating: [:], count: changes.count)
+            let lost = decisions.filter { (try? replies[$0.reply].get().intValue) == 0 }
             guard !lost.isEmpty else { return kept }
             let stored = try await pipeline(lost.map { .hget(Self.redisKey(changes[$0.change].key), Self.decisionField($0.experience)) })
+            if let refused = stored.lazy.compactMap(Self.refusal).first { throw refused }
             for (decision, reply) in zip(lost, stored) {
                 guard let value = try? reply.get().stringValue, value != decision.variation else { continue }
                 kept[decision.change][decision.experience] = value

@@ -49,8 +49,10 @@ public protocol VisitorDataBackend: Sendable {
     /// for each change in order, the decisions another instance had stored first where they
     /// differ from the change's (experience id → the stored variation id; empty when all held).
     /// A change the backend can never store (its record holds data of another kind) is left out;
-    /// the call throws when the backend cannot be reached. Backends that can pipeline write a
-    /// batch in one round trip.
+    /// the call throws when the backend cannot be reached or refuses a write it may take later
+    /// (out of memory, read-only for now): the store then keeps the batch and sends it again, so
+    /// a change a retry could store is never taken for written. Backends that can pipeline write
+    /// a batch in one round trip.
     func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]]
 
     /// Deletes everything stored for the visitor (a visitor who asked to be forgotten); a visitor
