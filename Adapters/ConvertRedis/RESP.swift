@@ -234,6 +234,45 @@ package struct EncodedCommands: Sendable {
         self.bytes = bytes
         self.count = count
     }
+
+    /// The commands with `prelude` (one command) before each: `ASKING` holds for the next
+    /// command only, so a redirected unit of several commands needs it before every one.
+    /// `nil` when the bytes are not arrays of bulk strings (this package writes no other).
+    package func interleaving(_ prelude: EncodedCommands) -> EncodedCommands? {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + count * prelude.bytes.count)
+        var position = 0
+        for _ in 0..<count {
+            guard let end = Self.commandEnd(in: bytes, from: position) else { return nil }
+            result += prelude.bytes
+            result += bytes[position..<end]
+            position = end
+        }
+        guard position == bytes.count else { return nil }
+        return EncodedCommands(bytes: result, count: count * (1 + prelude.count))
+    }
+
+    /// Where the command (`*N` then N bulk strings) starting at `start` ends.
+    private static func commandEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        func number(after marker: UInt8, at index: Int) -> (value: Int, next: Int)? {
+            guard index < bytes.count, bytes[index] == marker else { return nil }
+            var value = 0, cursor = index + 1
+            while cursor < bytes.count, bytes[cursor] != 0x0D {
+                guard (0x30...0x39).contains(bytes[cursor]), value < 1 << 40 else { return nil }
+                value = value * 10 + Int(bytes[cursor] - 0x30)
+                cursor += 1
+            }
+            guard cursor + 1 < bytes.count, bytes[cursor + 1] == 0x0A else { return nil }
+            return (value, cursor + 2)
+        }
+        guard let (elements, first) = number(after: UInt8(ascii: "*"), at: start) else { return nil }
+        var cursor = first
+        for _ in 0..<elements {
+            guard let (length, data) = number(after: UInt8(ascii: "$"), at: cursor), data + length + 2 <= bytes.count else { return nil }
+            cursor = data + length + 2
+        }
+        return cursor
+    }
 }
 
 /// Writes commands straight into wire form, without a ``RedisCommand`` per command: for the

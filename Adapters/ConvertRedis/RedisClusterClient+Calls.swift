@@ -56,7 +56,10 @@ extension RedisClusterClient {
         guard let redirect = Self.redirect(in: replies) else { return replies }
         let target = follow(redirect)
         if redirect.ask {
-            return Array(try target.perform(.commands([["ASKING"]] + commands), count: commands.count + 1, deadline: deadline).dropFirst())
+            // `ASKING` holds for one command: it goes before each.
+            let asked = try target.perform(.commands(commands.flatMap { [["ASKING"], $0] }), count: 2 * commands.count,
+                                           deadline: deadline)
+            return asked.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
         }
         return try target.perform(.commands(commands), count: commands.count, deadline: deadline)
     }
@@ -95,38 +98,63 @@ extension RedisClusterClient {
     private func send(_ groups: [(node: RedisClient, asking: Bool, units: [Int])], _ units: [Unit], slow: Bool,
                       deadline: ContinuousClock.Instant, into replies: inout [[RESPValue]]) async throws(RedisError) {
         let prefix = configuration.keyPrefix
-        func payload(_ group: (node: RedisClient, asking: Bool, units: [Int])) -> (RedisClient.Payload, Int) {
-            if !group.asking, group.units.count == 1 { return (units[group.units[0]].payload, units[group.units[0]].count) }
+        // How each unit was sent after `ASKING`: before each of its commands (`ASKING` holds
+        // for one), or, for bytes this package did not write, once before the unit.
+        enum Asked { case not, eachCommand, once }
+        func payload(_ group: (node: RedisClient, asking: Bool, units: [Int])) -> (RedisClient.Payload, Int, [Asked]) {
+            if !group.asking, group.units.count == 1 {
+                return (units[group.units[0]].payload, units[group.units[0]].count, [.not])
+            }
             var bytes: [UInt8] = []
             var count = 0
+            var layout: [Asked] = []
             for unit in group.units {
-                if group.asking {
-                    bytes += Self.asking.bytes
-                    count += 1
+                let encoded = units[unit].payload.encoded(keyPrefix: prefix)
+                if !group.asking {
+                    bytes += encoded.bytes
+                    count += encoded.count
+                    layout.append(.not)
+                } else if let interleaved = encoded.interleaving(Self.asking) {
+                    bytes += interleaved.bytes
+                    count += interleaved.count
+                    layout.append(.eachCommand)
+                } else {
+                    bytes += Self.asking.bytes + encoded.bytes
+                    count += 1 + encoded.count
+                    layout.append(.once)
                 }
-                bytes += units[unit].payload.encoded(keyPrefix: prefix).bytes
-                count += units[unit].count
             }
-            return (.encoded(EncodedCommands(bytes: bytes, count: count)), count)
+            return (.encoded(EncodedCommands(bytes: bytes, count: count)), count, layout)
         }
-        func split(_ group: (node: RedisClient, asking: Bool, units: [Int]), _ flat: [RESPValue],
+        func split(_ group: (node: RedisClient, asking: Bool, units: [Int]), _ layout: [Asked], _ flat: [RESPValue],
                    into replies: inout [[RESPValue]]) {
             var position = 0
-            for unit in group.units {
-                if group.asking { position += 1 }
-                let end = min(position + units[unit].count, flat.count)
-                replies[unit] = Array(flat[min(position, end)..<end])
+            for (unit, asked) in zip(group.units, layout) {
+                let sent = switch asked {
+                case .not: units[unit].count
+                case .eachCommand: 2 * units[unit].count
+                case .once: 1 + units[unit].count
+                }
+                let end = min(position + sent, flat.count)
+                let answered = flat[min(position, end)..<end]
+                replies[unit] = switch asked {
+                case .not: Array(answered)
+                case .eachCommand: answered.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+                case .once: Array(answered.dropFirst())
+                }
                 position = end
             }
         }
         if groups.count == 1 {
-            let (payload, count) = payload(groups[0])
-            split(groups[0], try await groups[0].node.perform(payload, count: count, slow: slow, deadline: deadline), into: &replies)
+            let (payload, count, layout) = payload(groups[0])
+            split(groups[0], layout, try await groups[0].node.perform(payload, count: count, slow: slow, deadline: deadline),
+                  into: &replies)
             return
         }
+        let built = groups.map(payload)
         let outcomes = await withTaskGroup(of: Outcome.self) { tasks in
             for (number, group) in groups.enumerated() {
-                let (payload, count) = payload(group)
+                let (payload, count, _) = built[number]
                 let node = group.node
                 // The outcome built after the call, not returned from inside a typed `do`/`catch`:
                 // Swift 6.3's optimised build returned a garbage group number from the latter.
@@ -145,7 +173,7 @@ extension RedisClusterClient {
             return outcomes
         }
         for outcome in outcomes.sorted(by: { $0.group < $1.group }) {
-            split(groups[outcome.group], try outcome.result.get(), into: &replies)
+            split(groups[outcome.group], built[outcome.group].2, try outcome.result.get(), into: &replies)
         }
     }
 

@@ -63,6 +63,27 @@ private func protocolErrorReason(_ text: String, limits: RESPParser.Limits = .in
         #expect(writer.commandCount == 2)
     }
 
+    @Test func aPreludeGoesBeforeEveryCommandOfAnEncodedUnit() throws {
+        let asking = EncodedCommands([["ASKING"]], keyPrefix: "")
+        var writer = RESPWriter(keyPrefix: "app:")
+        writer.command("HSETNX", arguments: 3)
+        writer.key("v:1")
+        writer.argument("d:e")
+        writer.argument(bytes: Array("\r\n*2$".utf8))
+        writer.command("PEXPIRE", arguments: 2)
+        writer.key("v:1")
+        writer.argument("1000")
+        let interleaved = try #require(writer.encoded.interleaving(asking))
+        let expected = EncodedCommands([["ASKING"], ["HSETNX", .key("v:1"), "d:e", .data(Data("\r\n*2$".utf8))], ["ASKING"],
+                                        ["PEXPIRE", .key("v:1"), "1000"]], keyPrefix: "app:")
+        #expect(interleaved.bytes == expected.bytes)
+        #expect(interleaved.count == 4)
+        // Bytes that are not whole commands are refused rather than cut anywhere.
+        #expect(EncodedCommands(bytes: Array(writer.encoded.bytes.dropLast()), count: 2).interleaving(asking) == nil)
+        #expect(EncodedCommands(bytes: writer.encoded.bytes, count: 3).interleaving(asking) == nil)
+        #expect(EncodedCommands(bytes: Array("+OK\r\n".utf8), count: 1).interleaving(asking) == nil)
+    }
+
     @Test func encodedCommandsParseBackAsArrays() throws {
         let bytes = RESPEncoder.encode(["SET", "k", .data(Data("v\r\n".utf8))])
         #expect(try parse(bytes) == [.array([.bulkString(Data("SET".utf8)), .bulkString(Data("k".utf8)),

@@ -183,13 +183,25 @@ struct RedisClusterTests {
         // The key moved, the slot not yet: the source answers ASK.
         #expect(try await backend.load(key)?.bucketing == ["e": "v"], "loaded through ASKING on the target")
         #expect(client.owner(of: slot).configuration.port == source.port, "ASK leaves the map as it was")
+        // One visitor's several commands after an ASK, written behind and claimed: `ASKING`
+        // holds for one command, so each needs its own (else the second is answered MOVED).
+        let written = try await backend.merge([VisitorDataChanges(key: key, decisions: ["f": "w"], goals: ["g"])])
+        #expect(written == [[:]], "the write behind went through ASKING")
+        #expect(try backend.claimVariation(key, experienceId: "h", variationId: "x") == VariationClaim(variationId: "x", isFirst: true),
+                "the claim went through ASKING")
+        #expect(try await backend.claimVariationLater(key, experienceId: "i", variationId: "y") == VariationClaim(variationId: "y", isFirst: true),
+                "the claim after answering went through ASKING")
 
         for server in cluster.servers where server.port == source.port || server.port == target.port {
             _ = try server.command(["CLUSTER", "SETSLOT", .integer(slot), "NODE", .string(target.id)])
         }
+        for (field, value) in [("d:f", "w"), ("g:g", "1"), ("d:h", "x"), ("d:i", "y")] {
+            #expect(try targetServer.command(["HGET", .string(redisKey), .string(field)]).stringValue == value,
+                    "\(field) written on the target, where the key is")
+        }
         // The source answers MOVED now.
         let started = ContinuousClock.now
-        #expect(try await backend.load(key)?.bucketing == ["e": "v"], "loaded after MOVED from the new master")
+        #expect(try await backend.load(key)?.bucketing == ["e": "v", "f": "w", "h": "x", "i": "y"], "loaded after MOVED from the new master")
         let elapsed = ContinuousClock.now - started
         #expect(elapsed < client.configuration.commandTimeout)
         #expect(client.owner(of: slot).configuration.port == target.port, "MOVED updated the slot's master")
