@@ -15,6 +15,19 @@ import Testing
 struct RedisRefusedWriteTests {
     static let namespace = "1-2"
 
+    /// Each of `keys` decided (experience `e`) and converted (goal `g`) in `store`, then waited for
+    /// until the writer has tried the batch (refused, twice) or taken it for written.
+    static func decideAndSettle(_ keys: [VisitorKey], in store: WriteBehindVisitorStore) async {
+        for (n, key) in keys.enumerated() {
+            store.update(key) { data in
+                data.bucketing["e"] = "x\(n)"
+                data.goals.insert("g")
+            }
+        }
+        let settled = await eventually(timeout: .seconds(20)) { store.counters.saveFailures >= 2 || store.counters.saves > 0 }
+        #expect(settled, "the writer tried: \(store.counters)")
+    }
+
     static func keys(_ count: Int, _ prefix: String) -> [VisitorKey] {
         (0..<count).map { VisitorKey(namespace: namespace, visitorId: "\(prefix)\($0)") }
     }
@@ -52,15 +65,8 @@ struct RedisRefusedWriteTests {
         try Self.refuseWrites(server)
 
         let keys = Self.keys(20, "v")
-        for (n, key) in keys.enumerated() {
-            store.update(key) { data in
-                data.bucketing["e"] = "x\(n)"
-                data.goals.insert("g")
-            }
-        }
         // The writer has tried (and, refused, retried) the batch, or took it for written.
-        let settled = await eventually(timeout: .seconds(20)) { store.counters.saveFailures >= 2 || store.counters.saves > 0 }
-        #expect(settled, "the writer tried: \(store.counters)")
+        await Self.decideAndSettle(keys, in: store)
         #expect(store.counters.saves == 0, "a write the server refused (OOM) is not written: \(store.counters)")
         #expect(store.counters.pending + store.writesInFlight == keys.count, "every visitor is still pending: \(store.counters)")
         #expect(try Self.field(server, prefix: prefix, keys[0], "d:e") == nil, "and Redis has nothing of it")
@@ -161,14 +167,7 @@ struct RedisClusterRefusedWriteTests {
         // The first visitor's slot "migrating" to a master that does not import it: its owner
         // answers ASK, the other master MOVED back.
         _ = try ownerServer.command(["CLUSTER", "SETSLOT", .string("\(slot)"), "MIGRATING", .string(other.id)])
-        for (n, key) in keys.enumerated() {
-            store.update(key) { data in
-                data.bucketing["e"] = "x\(n)"
-                data.goals.insert("g")
-            }
-        }
-        let settled = await eventually(timeout: .seconds(20)) { store.counters.saveFailures >= 2 || store.counters.saves > 0 }
-        #expect(settled, "the writer tried: \(store.counters)")
+        await RedisRefusedWriteTests.decideAndSettle(keys, in: store)
         #expect(store.counters.saves == 0 && store.counters.pending + store.writesInFlight == keys.count,
                 "a write to a slot not served is not written: \(store.counters)")
         #expect(store.counters.outages == 0, "one slot is a part of the cluster, not the whole: \(store.counters)")

@@ -30,82 +30,11 @@ private final class SpyBackend: VisitorDataBackend, Sendable {
     func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) { inner.subscribe(handler) }
 }
 
-/// A memory backend whose next merge, once armed, waits until released and then fails: a write
-/// on its way while something else happens.
+/// A memory backend whose loads can fail, whose next merge, once armed, waits until released and
+/// then fails (a write on its way while something else happens), and that says it is back when
+/// told: a cluster whose calls reached a healthy master (ending the store's outage) before its
+/// topology announced the promoted replica, while a write to the dead master was on its way.
 private final class HeldBackend: VisitorDataBackend, Sendable {
-    struct Lost: Error {}
-    let inner = MemoryVisitorBackend()
-    private let state = Locked((armed: false, entered: false, release: CheckedContinuation<Void, Never>?.none))
-
-    func holdNextMerge() { state.withValue { $0.armed = true } }
-    var mergeHeld: Bool { state.value.entered && state.value.release != nil }
-    func release() { state.withValue { state in state.release?.resume(); state.release = nil } }
-
-    func load(_ key: VisitorKey) async throws -> VisitorData? { try await inner.load(key) }
-    func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData { try await inner.save(key, data) }
-    func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool { try await inner.recordGoalOnce(key, goalId: goalId) }
-    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
-        try inner.claimVariation(key, experienceId: experienceId, variationId: variationId)
-    }
-    func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
-        let held = state.withValue { state -> Bool in
-            defer { state.armed = false }
-            return state.armed
-        }
-        guard held else { return try await inner.merge(changes) }
-        await withCheckedContinuation { continuation in
-            state.withValue { $0.entered = true; $0.release = continuation }
-        }
-        throw Lost()
-    }
-    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) { inner.subscribe(handler) }
-}
-
-/// A memory backend one part of which is down: its writes fail with a part's error (claims
-/// and loads answer) until it recovers and says so, as a cluster whose master awaits its
-/// replica's promotion.
-private final class PartlyDownBackend: VisitorDataBackend, Sendable {
-    struct PartDown: VisitorBackendPartError, CustomStringConvertible {
-        var description: String { "one part is down" }
-    }
-    let inner = MemoryVisitorBackend()
-    private let state = Locked((down: true, failedMerges: 0, subscribers: [@Sendable (VisitorDataBackendEvent) -> Void]()))
-
-    var failedMerges: Int { state.value.failedMerges }
-
-    /// The part is back: says so to the subscribers, as the cluster backend does.
-    func recover() {
-        let subscribers = state.withValue { state in
-            state.down = false
-            return state.subscribers
-        }
-        for subscriber in subscribers { subscriber(.available(downFor: .seconds(1))) }
-    }
-
-    func load(_ key: VisitorKey) async throws -> VisitorData? { try await inner.load(key) }
-    func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData { try await inner.save(key, data) }
-    func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool { try await inner.recordGoalOnce(key, goalId: goalId) }
-    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
-        try inner.claimVariation(key, experienceId: experienceId, variationId: variationId)
-    }
-    func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
-        let down = state.withValue { state -> Bool in
-            if state.down { state.failedMerges += 1 }
-            return state.down
-        }
-        if down { throw PartDown() }
-        return try await inner.merge(changes)
-    }
-    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
-        state.withValue { $0.subscribers.append(handler) }
-    }
-}
-
-/// A memory backend whose loads can fail, whose next merge can be held and then fail, and that
-/// says it is back when told: a cluster whose calls reached a healthy master (ending the store's
-/// outage) before its topology announced the promoted replica, while a write to the dead master
-/// was on its way.
-private final class ReturningBackend: VisitorDataBackend, Sendable {
     struct Down: Error, CustomStringConvertible {
         var description: String { "connection refused" }
     }
@@ -146,6 +75,47 @@ private final class ReturningBackend: VisitorDataBackend, Sendable {
             state.withValue { $0.entered = true; $0.release = continuation }
         }
         throw Down()
+    }
+    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
+        state.withValue { $0.subscribers.append(handler) }
+        inner.subscribe(handler)
+    }
+}
+
+/// A memory backend one part of which is down: its writes fail with a part's error (claims
+/// and loads answer) until it recovers and says so, as a cluster whose master awaits its
+/// replica's promotion.
+private final class PartlyDownBackend: VisitorDataBackend, Sendable {
+    struct PartDown: VisitorBackendPartError, CustomStringConvertible {
+        var description: String { "one part is down" }
+    }
+    let inner = MemoryVisitorBackend()
+    private let state = Locked((down: true, failedMerges: 0, subscribers: [@Sendable (VisitorDataBackendEvent) -> Void]()))
+
+    var failedMerges: Int { state.value.failedMerges }
+
+    /// The part is back: says so to the subscribers, as the cluster backend does.
+    func recover() {
+        let subscribers = state.withValue { state in
+            state.down = false
+            return state.subscribers
+        }
+        for subscriber in subscribers { subscriber(.available(downFor: .seconds(1))) }
+    }
+
+    func load(_ key: VisitorKey) async throws -> VisitorData? { try await inner.load(key) }
+    func save(_ key: VisitorKey, _ data: VisitorData) async throws -> VisitorData { try await inner.save(key, data) }
+    func recordGoalOnce(_ key: VisitorKey, goalId: String) async throws -> Bool { try await inner.recordGoalOnce(key, goalId: goalId) }
+    func claimVariation(_ key: VisitorKey, experienceId: String, variationId: String) throws -> VariationClaim {
+        try inner.claimVariation(key, experienceId: experienceId, variationId: variationId)
+    }
+    func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
+        let down = state.withValue { state -> Bool in
+            if state.down { state.failedMerges += 1 }
+            return state.down
+        }
+        if down { throw PartDown() }
+        return try await inner.merge(changes)
     }
     func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
         state.withValue { $0.subscribers.append(handler) }
@@ -357,7 +327,7 @@ private final class ReturningBackend: VisitorDataBackend, Sendable {
     /// begun then fails only after the backend's return: that is no new outage, and what waits
     /// is written at once, not at the writer's next turn (ten minutes here).
     @Test func aWriteBegunBeforeTheBackendsReturnThatFailsAfterItStartsNoOutageAndIsWrittenAgainAtOnce() async throws {
-        let backend = ReturningBackend()
+        let backend = HeldBackend()
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
                                             options: .init(writeBehind: .seconds(600), retryDelay: .milliseconds(50)))
         let other = VisitorKey(namespace: "1-2", visitorId: "other")
