@@ -53,10 +53,11 @@ package final class InstalledConfig: Sendable {
     /// What resolving each feature reads, parallel to `config.features`.
     package let featurePlans: [FeaturePlan]
     // The same objects unretained, for ``withExperience(at:_:)`` and ``withFeaturePlan(at:_:)``:
-    // the arrays above own them for the config's life.
-    private let experienceRefs: [Unmanaged<Experience>]
-    private let storedIdRefs: [Unmanaged<StoredExperienceIds>]
-    private let featurePlanRefs: [Unmanaged<FeaturePlan>]
+    // the arrays above own them for the config's life. Usable from inlined code so that the
+    // callers in other modules specialise the two accessors; nothing else reads them.
+    @usableFromInline let experienceRefs: [Unmanaged<Experience>]
+    @usableFromInline let storedIdRefs: [Unmanaged<StoredExperienceIds>]
+    @usableFromInline let featurePlanRefs: [Unmanaged<FeaturePlan>]
 
     package init(config: ProjectConfig, environment: String, bytes: Data) {
         self.config = config
@@ -83,7 +84,7 @@ package final class InstalledConfig: Sendable {
     /// ids, borrowed: neither reference count is written. Sound because this config owns both
     /// for its whole life and the caller holds the config for the call; `body` may keep what it
     /// is given only by retaining it (a plain assignment does).
-    @inline(__always)
+    @inlinable
     package func withExperience<Result>(at position: Int, _ body: (Experience, StoredExperienceIds) throws -> Result) rethrows
         -> Result {
         try experienceRefs[position]._withUnsafeGuaranteedRef { experience in
@@ -108,7 +109,7 @@ package final class InstalledConfig: Sendable {
 
     /// Calls `body` with the plan of the feature at `position` in `config.features`, borrowed as
     /// ``withExperience(at:_:)`` borrows.
-    @inline(__always)
+    @inlinable
     package func withFeaturePlan<Result>(at position: Int, _ body: (FeaturePlan) throws -> Result) rethrows -> Result {
         try featurePlanRefs[position]._withUnsafeGuaranteedRef(body)
     }
