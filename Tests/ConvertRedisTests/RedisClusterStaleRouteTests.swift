@@ -13,13 +13,15 @@ private final class FakeClusterNode: Sendable {
     typealias Script = @Sendable (_ command: [String]) -> RESPValue?
 
     private let listener: LoopbackListener
-    private let state: Locked<(script: Script, connections: [Int32], killed: Bool)>
+    private let state: Locked<(script: Script, connections: [Int32], killed: Bool, received: [String])>
 
     var port: Int { listener.port }
+    /// The names of the commands received so far.
+    var received: [String] { state.value.received }
 
     init(_ script: @escaping Script) throws {
         let listener = try LoopbackListener()
-        let state = Locked<(script: Script, connections: [Int32], killed: Bool)>((script, [], false))
+        let state = Locked<(script: Script, connections: [Int32], killed: Bool, received: [String])>((script, [], false, []))
         self.listener = listener
         self.state = state
         Thread {
@@ -60,7 +62,7 @@ private final class FakeClusterNode: Sendable {
         for connection in connections { shutdown(connection, Int32(SHUT_RDWR)) }
     }
 
-    private static func serve(_ client: Int32, _ state: Locked<(script: Script, connections: [Int32], killed: Bool)>) {
+    private static func serve(_ client: Int32, _ state: Locked<(script: Script, connections: [Int32], killed: Bool, received: [String])>) {
         var parser = RESPParser()
         var buffer = [UInt8](repeating: 0, count: 4096)
         reading: while true {
@@ -69,7 +71,11 @@ private final class FakeClusterNode: Sendable {
             parser.append(buffer[0..<count])
             while let value = try? parser.next() {
                 let command = (value.arrayValue ?? []).compactMap(\.stringValue)
-                guard let reply = state.value.script(command) else { continue }
+                let script = state.withValue { state in
+                    state.received.append(command.first?.uppercased() ?? "")
+                    return state.script
+                }
+                guard let reply = script(command) else { continue }
                 let bytes = encode(reply)
                 guard bytes.withUnsafeBytes({ send(client, $0.baseAddress, $0.count, 0) }) == bytes.count else { break reading }
             }
@@ -112,10 +118,10 @@ struct RedisClusterStaleRouteTests {
         fatalError("unreachable")
     }
 
-    /// Masters A (slots 0–8191) and B (8192–16383); B stops answering (cut off) while a load
-    /// waits on it; the map then names C, B's replica promoted, for B's slots; the load times
-    /// out. A answers all along: no outage begins, and the failure is counted as a part's.
-    /// Then every master fails: that is an outage.
+    /// Masters A (slots 0–8191) and B (8192–16383); B stops answering while a load waits on it;
+    /// the map then names C, B's replica promoted, for B's slots; B dies, failing the load. A
+    /// answers all along: no outage begins, and the failure is counted as a part's. Then every
+    /// master fails: that is an outage.
     @Test func aCallToAMasterTheMapNoLongerNamesThatFailsStartsNoOutage() async throws {
         let low = 0...8191, high = 8192...16383
         let data: FakeClusterNode.Script = { command in
@@ -128,9 +134,8 @@ struct RedisClusterStaleRouteTests {
         }
         let b = try FakeClusterNode(data)
         let c = try FakeClusterNode(data)
-        let before = FakeClusterNode.slots([(low, 0), (high, b.port)])
         let a = try FakeClusterNode(data)
-        let slotsNow = Locked(before)
+        let slotsNow = Locked(FakeClusterNode.slots([(low, 0), (high, b.port)]))
         let aPort = a.port
         a.answer { command in
             if command.prefix(2).map({ $0.uppercased() }) == ["CLUSTER", "SLOTS"] {
@@ -146,19 +151,20 @@ struct RedisClusterStaleRouteTests {
             return data(command)
         }
         var seed = RedisConfiguration(host: "127.0.0.1", port: a.port)
-        seed.commandTimeout = .milliseconds(600)
+        seed.commandTimeout = .seconds(10)
         let cluster = RedisClusterClient(seeds: [seed])
         defer { cluster.close() }
         #expect(await eventually { cluster.masters.map(\.configuration.port).sorted() == [a.port, b.port].sorted() },
                 "the map names A and B")
         let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore(),
                                             options: .init(retryDelay: .seconds(60), maximumRetryDelay: .seconds(60)))
-        #expect(await store.load(visitor(in: high)) == .notFound, "B answers before it is cut off")
+        #expect(await store.load(visitor(in: high)) == .notFound, "B answers before it fails")
 
-        // B cut off: a load routed to it waits its bound; meanwhile the map moves B's slots to C.
+        // B stops answering: a load routed to it waits; meanwhile the map moves B's slots to C.
         b.answer { _ in nil }
+        let asked = b.received.count
         async let stale = store.load(visitor(in: high))
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await eventually { b.received.count > asked }, "the load reached B")
         slotsNow.set(FakeClusterNode.slots([(low, 0), (high, c.port)]))
         var moved = false
         for _ in 0..<100 {
@@ -168,6 +174,7 @@ struct RedisClusterStaleRouteTests {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(moved, "the map names C in B's place")
+        b.kill()
         guard case .failed = await stale else {
             Issue.record("the load routed to B before the map changed did not fail")
             return
