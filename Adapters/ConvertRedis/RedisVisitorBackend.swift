@@ -78,7 +78,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         switch connection {
         case .node(let client): return try await client.send(command)
         case .cluster(let cluster):
-            do { return try await cluster.send(command) } catch { throw Self.scoped(error) }
+            do { return try await cluster.send(command) } catch { throw Self.classified(error) }
         }
     }
 
@@ -86,7 +86,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         switch connection {
         case .node(let client): return try await client.pipeline(commands, slow: slow)
         case .cluster(let cluster):
-            do { return try await cluster.pipeline(commands, slow: slow) } catch { throw Self.scoped(error) }
+            do { return try await cluster.pipeline(commands, slow: slow) } catch { throw Self.classified(error) }
         }
     }
 
@@ -94,7 +94,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         switch connection {
         case .node(let client): return try client.pipeline(commands)
         case .cluster(let cluster):
-            do { return try cluster.pipeline(commands) } catch { throw Self.scoped(error) }
+            do { return try cluster.pipeline(commands) } catch { throw Self.classified(error) }
         }
     }
 
@@ -147,7 +147,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     /// A cluster call's failure as the shared store should take it: a part's failure when the
     /// call found its node unreachable, or no longer a master, while another master answered;
     /// else its error, for ``scoped(_:)`` to look at.
-    private static func scoped(_ failure: RedisClusterClient.CallFailure) -> any Error {
+    private static func classified(_ failure: RedisClusterClient.CallFailure) -> any Error {
         failure.isPart ? ClusterPartUnavailable(error: failure.error) : failure.error
     }
 
@@ -382,7 +382,7 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
                 do {
                     replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
                 } catch {
-                    throw Self.scoped(error)
+                    throw Self.classified(error)
                 }
             }
             // A record holding something else (WRONGTYPE) is left out: no retry could write it.
