@@ -41,6 +41,25 @@ extension RedisClusterClient {
 
     // MARK: Calls
 
+    /// A call's failure, and whether it concerned one part of the cluster only when it happened
+    /// (see ``isPartFailure(at:)``): told by the call, which knows the node it reached, rather
+    /// than by a look at the map afterwards, which may have moved on since.
+    package struct CallFailure: Error, Sendable {
+        /// What the call met.
+        package let error: RedisError
+        /// Whether the node the call reached could not be reached, or was no longer a master,
+        /// while another master answered.
+        package let isPart: Bool
+    }
+
+    /// `error`, met by a call at `node`, as the call's failure.
+    private func failure(_ error: RedisError, at node: RedisClient) -> CallFailure {
+        switch error {
+        case .connectionFailed, .timeout: CallFailure(error: error, isPart: isPartFailure(at: node))
+        default: CallFailure(error: error, isPart: false)
+        }
+    }
+
     /// Commands for one slot (`nil`: any node), sent together.
     struct Unit: Sendable {
         var slot: Int?
@@ -50,24 +69,34 @@ extension RedisClusterClient {
 
     /// Sends `commands` (all about one slot) to that slot's master, blocking the calling thread,
     /// following one redirection; within one `commandTimeout`.
-    private func perform(_ commands: [RedisCommand], slot: Int?) throws(RedisError) -> [RESPValue] {
+    private func perform(_ commands: [RedisCommand], slot: Int?) throws(CallFailure) -> [RESPValue] {
         let deadline = ContinuousClock.now + configuration.commandTimeout
-        let replies = try owner(of: slot).perform(.commands(commands), count: commands.count, deadline: deadline)
+        let node = owner(of: slot)
+        let replies: [RESPValue]
+        do {
+            replies = try node.perform(.commands(commands), count: commands.count, deadline: deadline)
+        } catch {
+            throw failure(error, at: node)
+        }
         guard let redirect = Self.redirect(in: replies) else { return replies }
         let target = follow(redirect)
-        if redirect.ask {
-            // `ASKING` holds for one command: it goes before each.
-            let asked = try target.perform(.commands(commands.flatMap { [["ASKING"], $0] }), count: 2 * commands.count,
-                                           deadline: deadline)
-            return asked.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        do {
+            if redirect.ask {
+                // `ASKING` holds for one command: it goes before each.
+                let asked = try target.perform(.commands(commands.flatMap { [["ASKING"], $0] }), count: 2 * commands.count,
+                                               deadline: deadline)
+                return asked.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+            }
+            return try target.perform(.commands(commands), count: commands.count, deadline: deadline)
+        } catch {
+            throw failure(error, at: target)
         }
-        return try target.perform(.commands(commands), count: commands.count, deadline: deadline)
     }
 
     /// Sends each unit to its slot's master: the units of one master in one pipeline, the masters
     /// at once; a unit redirected is sent once more where it was told. One reply list per unit,
     /// in order; within one `commandTimeout`.
-    func perform(_ units: [Unit], slow: Bool) async throws(RedisError) -> [[RESPValue]] {
+    func perform(_ units: [Unit], slow: Bool) async throws(CallFailure) -> [[RESPValue]] {
         let deadline = ContinuousClock.now + configuration.commandTimeout
         var replies = [[RESPValue]](repeating: [], count: units.count)
         var groups: [(node: RedisClient, asking: Bool, units: [Int])] = []
@@ -96,7 +125,7 @@ extension RedisClusterClient {
     }
 
     private func send(_ groups: [(node: RedisClient, asking: Bool, units: [Int])], _ units: [Unit], slow: Bool,
-                      deadline: ContinuousClock.Instant, into replies: inout [[RESPValue]]) async throws(RedisError) {
+                      deadline: ContinuousClock.Instant, into replies: inout [[RESPValue]]) async throws(CallFailure) {
         let prefix = configuration.keyPrefix
         // How each unit was sent after `ASKING`: before each of its commands (`ASKING` holds
         // for one), or, for bytes this package did not write, once before the unit.
@@ -147,8 +176,13 @@ extension RedisClusterClient {
         }
         if groups.count == 1 {
             let (payload, count, layout) = payload(groups[0])
-            split(groups[0], layout, try await groups[0].node.perform(payload, count: count, slow: slow, deadline: deadline),
-                  into: &replies)
+            let flat: [RESPValue]
+            do {
+                flat = try await groups[0].node.perform(payload, count: count, slow: slow, deadline: deadline)
+            } catch {
+                throw failure(error, at: groups[0].node)
+            }
+            split(groups[0], layout, flat, into: &replies)
             return
         }
         let built = groups.map(payload)
@@ -173,7 +207,10 @@ extension RedisClusterClient {
             return outcomes
         }
         for outcome in outcomes.sorted(by: { $0.group < $1.group }) {
-            split(groups[outcome.group], built[outcome.group].2, try outcome.result.get(), into: &replies)
+            switch outcome.result {
+            case .success(let flat): split(groups[outcome.group], built[outcome.group].2, flat, into: &replies)
+            case .failure(let error): throw failure(error, at: groups[outcome.group].node)
+            }
         }
     }
 
@@ -192,24 +229,24 @@ extension RedisClusterClient {
     }
 
     /// Sends one command to its key's master; an error reply throws
-    /// ``RedisError/serverError(message:)``.
+    /// ``RedisError/serverError(message:)`` (in a ``CallFailure``).
     @discardableResult
-    package func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+    package func send(_ command: RedisCommand) async throws(CallFailure) -> RESPValue {
         let reply = try await perform([Unit(slot: slot(of: command), payload: .commands([command]), count: 1)], slow: false)[0][0]
-        if let message = reply.errorMessage { throw RedisError.reply(message) }
+        if let message = reply.errorMessage { throw CallFailure(error: .reply(message), isPart: false) }
         return reply
     }
 
     /// `commands`, each to its key's master (in one pipeline per master), one result per
     /// command, in order. Throws only when a connection fails.
-    package func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+    package func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(CallFailure) -> [Result<RESPValue, RedisError>] {
         guard !commands.isEmpty else { return [] }
         return try await perform(units(commands), slow: slow).flatMap { $0 }.map(RedisClient.result)
     }
 
     /// ``pipeline(_:slow:)`` blocking the calling thread (for the claims made while a decision is
     /// answered): commands in one slot in one pipeline, else one after the other.
-    package func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
+    package func pipeline(_ commands: [RedisCommand]) throws(CallFailure) -> [Result<RESPValue, RedisError>] {
         var replies: [RESPValue] = []
         for unit in units(commands) {
             guard case .commands(let part) = unit.payload else { continue }
@@ -220,7 +257,7 @@ extension RedisClusterClient {
 
     /// Encoded commands per key (the key with its prefix), one pipeline per master: one result
     /// list per entry, in order.
-    package func pipeline(keyed entries: [(key: String, commands: EncodedCommands)], slow: Bool) async throws(RedisError)
+    package func pipeline(keyed entries: [(key: String, commands: EncodedCommands)], slow: Bool) async throws(CallFailure)
         -> [[Result<RESPValue, RedisError>]] {
         guard !entries.isEmpty else { return [] }
         let units = entries.map { Unit(slot: Self.slot(of: $0.key), payload: .encoded($0.commands), count: $0.commands.count) }

@@ -207,6 +207,25 @@ public final class RedisClusterClient: Sendable {
         }
     }
 
+    /// Whether a call's failure at `node` concerns one part of the cluster only: another master
+    /// in the map answers, and `node` is no longer a master in the map (the call was routed
+    /// before the map changed: its master failed over) or some master is unreachable. A call
+    /// routed to a dead master just before a topology read replaced it fails after that read,
+    /// when every master in the map answers: the map alone would take it for the whole cluster's
+    /// failure.
+    func isPartFailure(at node: RedisClient) -> Bool {
+        state.withValue { state in
+            var seen = Set<ObjectIdentifier>()
+            var otherUp = false, down = false, isMaster = false
+            for owner in state.owners {
+                guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
+                if owner === node { isMaster = true }
+                if !owner.isAvailable { down = true } else if owner !== node { otherUp = true }
+            }
+            return otherUp && (down || !isMaster)
+        }
+    }
+
     /// Whether a master was unreachable and the cluster has not yet been found serving every
     /// slot again.
     private var isRecovering: Bool { state.withValue { $0.unreachableSince != nil } }

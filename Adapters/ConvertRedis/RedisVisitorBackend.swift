@@ -74,24 +74,27 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         }
     }
 
-    private func send(_ command: RedisCommand) async throws(RedisError) -> RESPValue {
+    private func send(_ command: RedisCommand) async throws -> RESPValue {
         switch connection {
-        case .node(let client): try await client.send(command)
-        case .cluster(let cluster): try await cluster.send(command)
+        case .node(let client): return try await client.send(command)
+        case .cluster(let cluster):
+            do { return try await cluster.send(command) } catch { throw Self.classified(error) }
         }
     }
 
-    private func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws(RedisError) -> [Result<RESPValue, RedisError>] {
+    private func pipeline(_ commands: [RedisCommand], slow: Bool = false) async throws -> [Result<RESPValue, RedisError>] {
         switch connection {
-        case .node(let client): try await client.pipeline(commands, slow: slow)
-        case .cluster(let cluster): try await cluster.pipeline(commands, slow: slow)
+        case .node(let client): return try await client.pipeline(commands, slow: slow)
+        case .cluster(let cluster):
+            do { return try await cluster.pipeline(commands, slow: slow) } catch { throw Self.classified(error) }
         }
     }
 
-    private func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [Result<RESPValue, RedisError>] {
+    private func pipeline(_ commands: [RedisCommand]) throws -> [Result<RESPValue, RedisError>] {
         switch connection {
-        case .node(let client): try client.pipeline(commands)
-        case .cluster(let cluster): try cluster.pipeline(commands)
+        case .node(let client): return try client.pipeline(commands)
+        case .cluster(let cluster):
+            do { return try cluster.pipeline(commands) } catch { throw Self.classified(error) }
         }
     }
 
@@ -126,11 +129,12 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
         }
     }
 
-    /// A call on a cluster that failed to reach its master while other masters answer, or whose
-    /// slot a master said it does not serve for now (`CLUSTERDOWN`, `TRYAGAIN`, a `MOVED` or
-    /// `ASK` after the one followed): one part of the cluster is down or moving (a master before
-    /// its replica's promotion, a promoted replica not yet serving, a slot in migration), so the
-    /// shared store decides this call's visitors locally and keeps calling for the others.
+    /// A call on a cluster that failed to reach its master while other masters answer (that
+    /// master unreachable, or replaced in the map by its replica since the call was routed), or
+    /// whose slot a master said it does not serve for now (`CLUSTERDOWN`, `TRYAGAIN`, a `MOVED`
+    /// or `ASK` after the one followed): one part of the cluster is down or moving (a master
+    /// before its replica's promotion, a promoted replica not yet serving, a slot in migration),
+    /// so the shared store decides this call's visitors locally and keeps calling for the others.
     public struct ClusterPartUnavailable: VisitorBackendPartError, Sendable, Hashable, CustomStringConvertible {
         /// What the call met.
         public let error: RedisError
@@ -138,6 +142,13 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
             if case .serverError = error { return "a Redis Cluster slot is not served for now (\(error))" }
             return "a Redis Cluster master cannot be reached while the others answer (\(error))"
         }
+    }
+
+    /// A cluster call's failure as the shared store should take it: a part's failure when the
+    /// call found its node unreachable, or no longer a master, while another master answered;
+    /// else its error, for ``scoped(_:)`` to look at.
+    private static func classified(_ failure: RedisClusterClient.CallFailure) -> any Error {
+        failure.isPart ? ClusterPartUnavailable(error: failure.error) : failure.error
     }
 
     /// `error` as the shared store should take it: a part's failure while a cluster is partly
@@ -153,8 +164,8 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
     }
 
     /// A `WRONGTYPE` answer as what it is: a record holding another kind of value.
-    static func recordError(_ error: RedisError, key: String) -> any Error {
-        if case .serverError(let message) = error, isWrongType(message) {
+    static func recordError(_ error: any Error, key: String) -> any Error {
+        if case .serverError(let message)? = error as? RedisError, isWrongType(message) {
             return InvalidRecord(key: key, reason: "it holds another kind of value (\(message))")
         }
         return error
@@ -368,7 +379,11 @@ public struct RedisVisitorBackend: VisitorDataBackend, CustomStringConvertible {
                     (key: configuration.keyPrefix + Self.redisKey(changes[index].key),
                      commands: EncodedCommands(bytes: Array(encoded.bytes[byteSpans[index]]), count: spans[index].count))
                 }
-                replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
+                do {
+                    replies = try await cluster.pipeline(keyed: entries, slow: true).flatMap { $0 }
+                } catch {
+                    throw Self.classified(error)
+                }
             }
             // A record holding something else (WRONGTYPE) is left out: no retry could write it.
             // Any other error reply (OOM, READONLY, LOADING, CLUSTERDOWN, …) is a write the server

@@ -76,6 +76,10 @@ extension WriteBehindVisitorStore {
         public var conflicts = 0
         /// Times the backend became unreachable.
         public var outages = 0
+        /// Calls that failed in one part of the backend while the others answered (a cluster's
+        /// master down or failing over, a slot not served for now): their visitors were decided
+        /// from what this instance holds, and no outage began.
+        public var partFailures = 0
         /// Visitors written again because the backend lost its data.
         public var rewrittenAfterDataLoss = 0
 
@@ -83,7 +87,7 @@ extension WriteBehindVisitorStore {
             "loads \(loads) (failed \(loadFailures)), claims \(claims) (lost \(claimsLost), failed \(claimFailures)), "
                 + "saves \(saves) (failed \(saveFailures)), goal records \(goalRecords) (failed \(goalRecordFailures)), "
                 + "pending \(pending), dropped writes \(droppedWrites), conflicts \(conflicts), outages \(outages), "
-                + "rewritten after data loss \(rewrittenAfterDataLoss)"
+                + "part failures \(partFailures), rewritten after data loss \(rewrittenAfterDataLoss)"
         }
     }
 }

@@ -19,14 +19,15 @@ extension WriteBehindVisitorStore {
 
     /// A failed call: starts an outage (logged once), or lengthens its fail-fast window. An
     /// error about one visitor's record, or from one part of the backend while the others
-    /// answer, is reported (at most once per 10 s), not taken for an outage; nor is the failure
-    /// of a call that began before the backend last came back.
+    /// answer (counted, in `partFailures`), is reported (at most once per 10 s), not taken for
+    /// an outage; nor is the failure of a call that began before the backend last came back.
     func noteFailure(_ error: any Error, startedAt started: Duration) {
         guard !(error is any VisitorRecordError) else {
             warn("record", "\(error); that visitor is decided from what this instance holds")
             return
         }
         guard !(error is any VisitorBackendPartError) else {
+            state.withValue { $0.counters.partFailures += 1 }
             warn("part", "\(error); its visitors are decided from what this instance holds, the others' calls go on")
             return
         }

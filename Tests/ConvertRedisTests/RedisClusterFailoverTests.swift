@@ -275,6 +275,9 @@ struct RedisClusterFailoverTests {
         #expect(split == 0, "\(split) visitors on healthy masters shown two variations while one master was down")
         #expect(twice == 0, "\(twice) visitors on healthy masters bucketed twice while one master was down")
         #expect(claims >= healthy.count, "only \(claims) claims answered in Redis for \(healthy.count) visitors")
+        #expect(a.store.counters.outages + b.store.counters.outages == 0, "A \(a.store.counters); B \(b.store.counters)")
+        #expect(a.store.counters.partFailures > 0 && b.store.counters.partFailures > 0,
+                "the calls to the dead master counted as a part's failures: A \(a.store.counters); B \(b.store.counters)")
         #expect(slowest <= timeout + .milliseconds(50) || underThreadSanitizer, "a request took \(slowest)")
     }
 }

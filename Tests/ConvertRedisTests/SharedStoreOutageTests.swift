@@ -318,6 +318,8 @@ private final class PartlyDownBackend: VisitorDataBackend, Sendable {
             .variationId == "a", "claims still reach the backend")
         #expect(store.counters.outages == 0)
         #expect(store.counters.claims == 1)
+        let partFailures = store.counters.partFailures
+        #expect(partFailures >= 1 && partFailures <= backend.failedMerges, "each failed write counted: \(store.counters)")
         backend.recover()
         #expect(await eventually(timeout: .seconds(5)) { backend.inner.record(key) != nil },
                 "the pending write landed when the part came back, not a minute later")
