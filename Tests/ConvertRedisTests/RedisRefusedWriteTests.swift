@@ -24,7 +24,7 @@ struct RedisRefusedWriteTests {
                 data.goals.insert("g")
             }
         }
-        let settled = await eventually(timeout: .seconds(20)) { store.counters.saveFailures >= 2 || store.counters.saves > 0 }
+        let settled = await eventually(timeout: .patience) { store.counters.saveFailures >= 2 || store.counters.saves > 0 }
         #expect(settled, "the writer tried: \(store.counters)")
     }
 
@@ -73,7 +73,7 @@ struct RedisRefusedWriteTests {
         #expect(logs.messages.contains { $0.contains("OOM") }, "the refusal is told: \(logs.messages)")
 
         try Self.takeWrites(server)
-        let drained = await eventually(timeout: .seconds(20)) { store.counters.pending == 0 && store.writesInFlight == 0 }
+        let drained = await eventually(timeout: .patience) { store.counters.pending == 0 && store.writesInFlight == 0 }
         #expect(drained, "the pending writes went once the server took writes again: \(store.counters)")
         for (n, key) in keys.enumerated() {
             #expect(try Self.field(server, prefix: prefix, key, "d:e") == "x\(n)", "the decision of \(key.visitorId) is in Redis")
@@ -126,7 +126,7 @@ struct RedisRefusedWriteTests {
         for (n, key) in keys.enumerated() {
             store.update(key) { $0.bucketing["e"] = "x\(n)" }
         }
-        let drained = await eventually(timeout: .seconds(20)) { store.counters.pending == 0 && store.writesInFlight == 0 }
+        let drained = await eventually(timeout: .patience) { store.counters.pending == 0 && store.writesInFlight == 0 }
         #expect(drained, "\(store.counters)")
         try await Task.sleep(for: .milliseconds(300))
         let counters = store.counters
@@ -173,7 +173,7 @@ struct RedisClusterRefusedWriteTests {
         #expect(store.counters.outages == 0, "one slot is a part of the cluster, not the whole: \(store.counters)")
         #expect(logs.messages.contains { $0.contains("slot is not served") }, "\(logs.messages)")
         _ = try ownerServer.command(["CLUSTER", "SETSLOT", .string("\(slot)"), "STABLE"])
-        #expect(await eventually(timeout: .seconds(20)) { store.counters.pending == 0 && store.writesInFlight == 0 },
+        #expect(await eventually(timeout: .patience) { store.counters.pending == 0 && store.writesInFlight == 0 },
                 "written once the slot is served: \(store.counters)")
 
         // One master out of memory: its error reply fails the batch, not as a part's.
