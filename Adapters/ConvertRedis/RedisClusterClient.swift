@@ -196,15 +196,8 @@ public final class RedisClusterClient: Sendable {
     /// Whether some slot's master is unreachable while another master answers: one part of the
     /// cluster is down, not the whole.
     package var isPartlyUnreachable: Bool {
-        state.withValue { state in
-            var seen = Set<ObjectIdentifier>()
-            var down = false, up = false
-            for owner in state.owners {
-                guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
-                if owner.isAvailable { up = true } else { down = true }
-            }
-            return down && up
-        }
+        let masters = scanMasters(beside: nil)
+        return masters.down && masters.othersUp
     }
 
     /// Whether a call's failure at `node` concerns one part of the cluster only: another master
@@ -214,15 +207,22 @@ public final class RedisClusterClient: Sendable {
     /// when every master in the map answers: the map alone would take it for the whole cluster's
     /// failure.
     func isPartFailure(at node: RedisClient) -> Bool {
+        let masters = scanMasters(beside: node)
+        return masters.othersUp && (masters.down || !masters.includesNode)
+    }
+
+    /// The distinct masters of the map: whether one is unreachable, whether one other than
+    /// `node` answers, and whether `node` is among them.
+    private func scanMasters(beside node: RedisClient?) -> (down: Bool, othersUp: Bool, includesNode: Bool) {
         state.withValue { state in
             var seen = Set<ObjectIdentifier>()
-            var otherUp = false, down = false, isMaster = false
+            var down = false, othersUp = false, includesNode = false
             for owner in state.owners {
                 guard let owner, seen.insert(ObjectIdentifier(owner)).inserted else { continue }
-                if owner === node { isMaster = true }
-                if !owner.isAvailable { down = true } else if owner !== node { otherUp = true }
+                if owner === node { includesNode = true }
+                if !owner.isAvailable { down = true } else if owner !== node { othersUp = true }
             }
-            return otherUp && (down || !isMaster)
+            return (down, othersUp, includesNode)
         }
     }
 
