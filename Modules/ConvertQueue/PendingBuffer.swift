@@ -90,7 +90,9 @@ final class PendingBuffer: Sendable {
         }
     }
 
-    func append(sequence: UInt64?, event: TrackingEvent, batchSize: Int) -> AppendResult {
+    /// Appends `event`: `.wakeNow` when the pending events reach `batchSize` (a delivery is due)
+    /// or `fullBatch` (a delivery paced by the request interval need not wait any longer).
+    func append(sequence: UInt64?, event: TrackingEvent, batchSize: Int, fullBatch: Int) -> AppendResult {
         state.withValue { state in
             let pending = state.entries.count - state.head
             guard state.open, pending + state.inFlight < capacity else { return .dropped }
@@ -101,7 +103,7 @@ final class PendingBuffer: Sendable {
                 state.firstAt = clock.elapsed
                 return batchSize <= 1 ? .wakeNow : .first
             }
-            return pending + 1 == batchSize ? .wakeNow : .queued
+            return pending + 1 == batchSize || pending + 1 == fullBatch ? .wakeNow : .queued
         }
     }
 

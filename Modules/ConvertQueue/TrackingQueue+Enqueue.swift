@@ -26,7 +26,8 @@ extension TrackingQueue {
                 log.error("tracking journal append failed, event kept in memory only: \(error)")
             }
         }
-        switch buffer.append(sequence: sequence, event: event, batchSize: options.batchSize) {
+        switch buffer.append(sequence: sequence, event: event, batchSize: options.batchSize,
+                                    fullBatch: options.maximumBatchEvents) {
         case .dropped:
             if let sequence { try? journal?.acknowledge([sequence]) }
             return refuse()

@@ -192,6 +192,7 @@ public actor TrackingQueue: TrackingSink {
 
     private func run() async {
         var failures = 0
+        var lastStart: Duration?
         while !Task.isCancelled {
             var batch: [Entry]
             if !units.isEmpty {
@@ -209,6 +210,15 @@ public actor TrackingQueue: TrackingSink {
                         continue
                     }
                 }
+                // Paced: the next request gathers what arrives until the interval has passed
+                // since the last one began, or a full batch waits.
+                if let lastStart, !urgentDelivery, buffer.count < options.maximumBatchEvents {
+                    let nextStart = lastStart + options.minimumRequestInterval
+                    if clock.elapsed < nextStart {
+                        await wake.wait(until: nextStart)
+                        continue
+                    }
+                }
                 // More than a batch waiting means deliveries fall behind (a load, a backlog left by
                 // failures or recovered from the journal): one request then carries what waits, up
                 // to `maximumBatchEvents`, so delivery keeps pace instead of the queue filling.
@@ -223,6 +233,7 @@ public actor TrackingQueue: TrackingSink {
                 continue
             }
             sending = batch
+            lastStart = clock.elapsed
             let answer = await deliver(batch)
             sending = []
             switch answer {

@@ -81,7 +81,9 @@ private final class CountingByteStore: ByteStore, Sendable {
         let system = FakeBackgroundUploadSystem()
         let delivery = BackgroundTrackingDelivery(session: system.session(identifier: "ledger-test"), endpoint: endpoint,
                                                   ledger: ledger, clock: ManualClock(), reconcileTimeout: .zero)
-        let queue = TrackingQueue(delivery: delivery, options: TrackingQueueOptions(batchSize: 10, releaseInterval: .seconds(60)),
+        // Each full batch at once: the clock does not move, so no request may wait on it.
+        let queue = TrackingQueue(delivery: delivery, options: TrackingQueueOptions(batchSize: 10, releaseInterval: .seconds(60),
+                                                                                    minimumRequestInterval: .zero),
                                   clock: ManualClock())
         for round in 0..<3 {
             for number in 0..<10 { queue.enqueue(goal(round * 10 + number)) }

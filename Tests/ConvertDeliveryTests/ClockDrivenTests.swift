@@ -14,10 +14,13 @@ import Testing
 private let endpoint = TrackingEndpoint(template: "https://track.example/[project_id]/v1", sdkKey: "k")
 
 private func trackingQueue(_ transport: StubTransport, clock: ManualClock, batchSize: Int = 10,
-                           releaseInterval: Duration = .seconds(60), capacity: Int = 100_000,
+                           releaseInterval: Duration = .seconds(60), maximumBatchEvents: Int = 500,
+                           minimumRequestInterval: Duration = .zero, capacity: Int = 100_000,
                            retry: RetryPolicy = RetryPolicy(), logs: RecordingLogSink = RecordingLogSink()) -> TrackingQueue {
     TrackingQueue(transport: transport, endpoint: endpoint,
-                  options: TrackingQueueOptions(batchSize: batchSize, releaseInterval: releaseInterval, capacity: capacity,
+                  options: TrackingQueueOptions(batchSize: batchSize, releaseInterval: releaseInterval,
+                                                maximumBatchEvents: maximumBatchEvents,
+                                                minimumRequestInterval: minimumRequestInterval, capacity: capacity,
                                                 retry: retry),
                   log: SDKLog(sink: logs, minimum: .debug), clock: clock)
 }
@@ -65,6 +68,35 @@ private func goals(_ request: HTTPRequest) -> [String] {
         try await eventually("a full batch at once") { queue.counters.sent == 14 }
         #expect(clock.elapsed == .seconds(150))
         #expect(transport.requests.count == 3)
+    }
+
+    @Test func underALoadRequestsArePacedAndCarryWhatGatheredMeanwhile() async throws {
+        let clock = ManualClock()
+        let transport = StubTransport { _ in HTTPResponse(status: 200) }
+        let queue = trackingQueue(transport, clock: clock, maximumBatchEvents: 40, minimumRequestInterval: .milliseconds(50))
+        defer { queue.stop() }
+        // The first full batch goes at once: no request began within the interval.
+        for n in 0..<10 { queue.enqueue(event(n)) }
+        try await eventually("the first batch at once") { queue.counters.sent == 10 }
+        // The next full batch, and what follows it, wait for the interval and go as one request.
+        for n in 10..<35 { queue.enqueue(event(n)) }
+        try await clock.waitForSleepers()
+        #expect(clock.deadlines == [.milliseconds(50)], "the next request 50 ms after the first began")
+        clock.advance(by: .milliseconds(49))
+        await letTasksRun()
+        #expect(transport.requests.count == 1, "25 events wait out the interval")
+        clock.advance(by: .milliseconds(1))
+        try await eventually("the paced request") { queue.counters.sent == 35 }
+        #expect(transport.requests.map(goals).last == (10..<35).map { "g\($0)" })
+        // A full request's worth does not wait for the clock.
+        for n in 35..<75 { queue.enqueue(event(n)) }
+        try await eventually("a full request at once") { queue.counters.sent == 75 }
+        #expect(clock.elapsed == .milliseconds(50))
+        #expect(transport.requests.map { goals($0).count } == [10, 25, 40])
+        // Nor does a flush.
+        for n in 75..<85 { queue.enqueue(event(n)) }
+        #expect(await queue.flush(timeout: .seconds(5)))
+        #expect(queue.counters.sent == 85 && clock.elapsed == .milliseconds(50))
     }
 
     @Test func aBackoffIsNotCutShortByNewEventsAndEndsWhenTheClockPassesIt() async throws {
