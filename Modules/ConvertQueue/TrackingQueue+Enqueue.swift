@@ -27,7 +27,7 @@ extension TrackingQueue {
             }
         }
         switch buffer.append(sequence: sequence, event: event, batchSize: options.batchSize,
-                                    fullBatch: options.maximumBatchEvents) {
+                             fullBatch: options.maximumBatchEvents) {
         case .dropped:
             if let sequence { try? journal?.acknowledge([sequence]) }
             return refuse()

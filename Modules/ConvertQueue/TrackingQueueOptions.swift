@@ -36,7 +36,8 @@ public struct TrackingQueueOptions: Sendable, Hashable {
     /// Options with the SDK's defaults; sizes below 1 are raised to 1, and `maximumBatchEvents` to
     /// at least `batchSize`.
     public init(batchSize: Int = 10, releaseInterval: Duration = .milliseconds(1000), maximumBatchEvents: Int = 500,
-                minimumRequestInterval: Duration = .milliseconds(50), capacity: Int = 100_000, retry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(10),
+                minimumRequestInterval: Duration = .milliseconds(50), capacity: Int = 100_000,
+                retry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(10),
                 source: String = "ios-sdk", enrichData: Bool = true, maximumBatchBytes: Int = 1 << 20) {
         self.batchSize = max(1, batchSize)
         self.releaseInterval = releaseInterval
