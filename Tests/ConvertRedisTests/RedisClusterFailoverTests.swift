@@ -176,7 +176,8 @@ struct RedisClusterFailoverTests {
             + "(\(tally.trackedFromFault) from the kill on), queued \(conversions.count); \(bucketing.count) bucketing events for "
             + "\(tally.answered.count) visitors; \(afterKill) visitors first decided from the kill on (\(afterKillInVictim) in its slots), "
             + "\(missing.count) not in the cluster afterwards; redirections \(client.redirections), topology reads "
-            + "\(client.topologyRefreshes); store \(instance.store.counters)")
+            + "\(client.topologyRefreshes); store \(instance.store.counters); "
+            + "outages: \(instance.logs.messages.filter { $0.contains("unreachable (") || $0.contains("reachable again") })")
 
         #expect(promotedAt != nil, "the replica of the killed master took over")
         #expect(clusterOK, "every survivor says cluster_state:ok with the replica serving the killed master's slots")
