@@ -47,15 +47,19 @@ extension RedisClusterClient {
     package struct CallFailure: Error, Sendable {
         /// What the call met.
         package let error: RedisError
-        /// Whether the node the call reached could not be reached, or was no longer a master,
-        /// while another master answered.
+        /// Whether the node the call reached could not be reached, was no longer a master, or
+        /// did not answer in time, while another master answered.
         package let isPart: Bool
     }
 
     /// `error`, met by a call at `node`, as the call's failure.
     private func failure(_ error: RedisError, at node: RedisClient) -> CallFailure {
         switch error {
-        case .connectionFailed, .timeout: CallFailure(error: error, isPart: isPartFailure(at: node))
+        case .connectionFailed: CallFailure(error: error, isPart: isPartFailure(at: node))
+        // A timeout is one part's while another master answers: the node is down (its pool took
+        // the wait for an outage), or it was not, and the call's budget went waiting for a
+        // pooled connection or a redirection, which says nothing about the rest of the cluster.
+        case .timeout: CallFailure(error: error, isPart: othersAnswer(beside: node))
         default: CallFailure(error: error, isPart: false)
         }
     }

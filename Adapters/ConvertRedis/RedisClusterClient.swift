@@ -211,6 +211,11 @@ public final class RedisClusterClient: Sendable {
         return masters.othersUp && (masters.down || !masters.includesNode)
     }
 
+    /// Whether a master of the map other than `node` answers.
+    func othersAnswer(beside node: RedisClient) -> Bool {
+        scanMasters(beside: node).othersUp
+    }
+
     /// The distinct masters of the map: whether one is unreachable, whether one other than
     /// `node` answers, and whether `node` is among them.
     private func scanMasters(beside node: RedisClient?) -> (down: Bool, othersUp: Bool, includesNode: Bool) {

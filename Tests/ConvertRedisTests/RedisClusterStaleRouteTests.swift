@@ -192,4 +192,67 @@ struct RedisClusterStaleRouteTests {
         _ = await store.load(visitor(in: high))
         #expect(store.counters.outages == 1, "every master refused, and no outage began: \(store.counters)")
     }
+
+    /// B answers, slowly, on its one pooled connection: a second load waits for that connection
+    /// and runs out of its time, while B stays reachable (its pool took no outage) and A
+    /// answers. That is one part's failure, not the whole cluster's outage.
+    @Test func aCallThatRunsOutOfTimeAtAnAnsweringMasterStartsNoOutage() async throws {
+        let low = 0...8191, high = 8192...16383
+        let data: FakeClusterNode.Script = { command in
+            switch command.first?.uppercased() {
+            case "HGETALL": .array([])
+            case "CLUSTER": command.dropFirst().first?.uppercased() == "INFO" ? .bulkString(Data("cluster_state:ok\r\n".utf8)) : nil
+            case "PING": .simpleString("PONG")
+            default: .simpleString("OK")
+            }
+        }
+        let b = try FakeClusterNode(data)
+        let a = try FakeClusterNode(data)
+        let slots = Locked(FakeClusterNode.slots([(low, 0), (high, b.port)]))
+        let aPort = a.port
+        a.answer { command in
+            if command.prefix(2).map({ $0.uppercased() }) == ["CLUSTER", "SLOTS"] {
+                guard case .array(let ranges?) = slots.value else { return nil }
+                return .array(ranges.map { range in
+                    guard case .array(var fields?) = range, case .array(let master?) = fields[2],
+                          master[1] == .integer(0) else { return range }
+                    fields[2] = .array([master[0], .integer(Int64(aPort))])
+                    return .array(fields)
+                })
+            }
+            return data(command)
+        }
+        var seed = RedisConfiguration(host: "127.0.0.1", port: a.port)
+        seed.commandTimeout = .milliseconds(400)
+        seed.poolSize = 1
+        let cluster = RedisClusterClient(seeds: [seed])
+        defer { cluster.close() }
+        #expect(await eventually { cluster.masters.map(\.configuration.port).sorted() == [a.port, b.port].sorted() },
+                "the map names A and B")
+        let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore(),
+                                            options: .init(retryDelay: .seconds(60), maximumRetryDelay: .seconds(60)))
+        #expect(await store.load(visitor(in: high)) == .notFound, "B answers")
+
+        // Each load takes B 300 ms of a 400 ms budget: the second waits for the first's connection.
+        b.answer { command in
+            if command.first?.uppercased() == "HGETALL" { usleep(300_000) }
+            return data(command)
+        }
+        let first = Task { await store.load(VisitorKey(namespace: "1-2", visitorId: "first-\(visitor(in: high).visitorId)")) }
+        let keys = (0..<4).map { n in
+            (0...).lazy.map { VisitorKey(namespace: "1-2", visitorId: "slow\(n)-\($0)") }
+                .first { high.contains(RedisClusterClient.slot(of: RedisVisitorBackend.redisKey($0))) }!
+        }
+        async let others = withTaskGroup(of: Void.self) { group in
+            for key in keys { group.addTask { _ = await store.load(key) } }
+        }
+        _ = await first.value
+        await others
+        #expect(store.counters.loadFailures > 0, "a load ran out of its time: \(store.counters)")
+        let unavailable = cluster.masters.filter { !$0.isAvailable }.count
+        #expect(unavailable == 0, "B's pool took no outage: it answered every call it was sent")
+        #expect(store.counters.outages == 0, "a call out of time at an answering master began an outage: \(store.counters)")
+        #expect(store.counters.partFailures == store.counters.loadFailures, "\(store.counters)")
+        #expect(await store.load(visitor(in: low)) == .notFound, "A's visitors still load")
+    }
 }
