@@ -109,6 +109,51 @@ private final class FakeClusterNode: Sendable {
 /// promoted), that fails after: the failure is that part's, not the whole cluster's.
 @Suite(.timeLimit(.minutes(1)))
 struct RedisClusterStaleRouteTests {
+    /// What every fake master answers: no visitor data, the cluster ok, `OK` to the rest.
+    private static let data: FakeClusterNode.Script = { command in
+        switch command.first?.uppercased() {
+        case "HGETALL": .array([])
+        case "CLUSTER": command.dropFirst().first?.uppercased() == "INFO" ? .bulkString(Data("cluster_state:ok\r\n".utf8)) : nil
+        case "PING": .simpleString("PONG")
+        default: .simpleString("OK")
+        }
+    }
+
+    /// Makes `a` the seed: it answers `CLUSTER SLOTS` with `slots` as they are when asked (port 0
+    /// standing for its own), the rest as ``data``.
+    private static func seed(_ a: FakeClusterNode, answering slots: Locked<RESPValue>) {
+        let aPort = a.port
+        a.answer { command in
+            if command.prefix(2).map({ $0.uppercased() }) == ["CLUSTER", "SLOTS"] {
+                guard case .array(let ranges?) = slots.value else { return nil }
+                return .array(ranges.map { range in
+                    guard case .array(var fields?) = range, case .array(let master?) = fields[2],
+                          master[1] == .integer(0) else { return range }
+                    fields[2] = .array([master[0], .integer(Int64(aPort))])
+                    return .array(fields)
+                })
+            }
+            return data(command)
+        }
+    }
+
+    /// The configuration of a client seeded by `a`.
+    private static func seed(_ a: FakeClusterNode, commandTimeout: Duration, poolSize: Int = 4) -> RedisConfiguration {
+        var seed = RedisConfiguration(host: "127.0.0.1", port: a.port)
+        seed.commandTimeout = commandTimeout
+        seed.poolSize = poolSize
+        return seed
+    }
+
+    /// A store on `cluster` once its map names `a` and `b`, its retries far off.
+    private static func store(on cluster: RedisClusterClient, mapping a: FakeClusterNode, _ b: FakeClusterNode) async
+        -> WriteBehindVisitorStore {
+        #expect(await eventually { cluster.masters.map(\.configuration.port).sorted() == [a.port, b.port].sorted() },
+                "the map names A and B")
+        return WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore(),
+                                       options: .init(retryDelay: .seconds(60), maximumRetryDelay: .seconds(60)))
+    }
+
     /// A visitor whose key's slot is in `range`.
     private func visitor(in range: ClosedRange<Int>) -> VisitorKey {
         for number in 0... {
@@ -124,40 +169,15 @@ struct RedisClusterStaleRouteTests {
     /// master fails: that is an outage.
     @Test func aCallToAMasterTheMapNoLongerNamesThatFailsStartsNoOutage() async throws {
         let low = 0...8191, high = 8192...16383
-        let data: FakeClusterNode.Script = { command in
-            switch command.first?.uppercased() {
-            case "HGETALL": .array([])
-            case "CLUSTER": command.dropFirst().first?.uppercased() == "INFO" ? .bulkString(Data("cluster_state:ok\r\n".utf8)) : nil
-            case "PING": .simpleString("PONG")
-            default: .simpleString("OK")
-            }
-        }
+        let data = Self.data
         let b = try FakeClusterNode(data)
         let c = try FakeClusterNode(data)
         let a = try FakeClusterNode(data)
         let slotsNow = Locked(FakeClusterNode.slots([(low, 0), (high, b.port)]))
-        let aPort = a.port
-        a.answer { command in
-            if command.prefix(2).map({ $0.uppercased() }) == ["CLUSTER", "SLOTS"] {
-                guard case .array(let ranges?) = slotsNow.value else { return nil }
-                // Port 0 stands for A's own.
-                return .array(ranges.map { range in
-                    guard case .array(var fields?) = range, case .array(let master?) = fields[2],
-                          master[1] == .integer(0) else { return range }
-                    fields[2] = .array([master[0], .integer(Int64(aPort))])
-                    return .array(fields)
-                })
-            }
-            return data(command)
-        }
-        var seed = RedisConfiguration(host: "127.0.0.1", port: a.port)
-        seed.commandTimeout = .seconds(10)
-        let cluster = RedisClusterClient(seeds: [seed])
+        Self.seed(a, answering: slotsNow)
+        let cluster = RedisClusterClient(seeds: [Self.seed(a, commandTimeout: .seconds(10))])
         defer { cluster.close() }
-        #expect(await eventually { cluster.masters.map(\.configuration.port).sorted() == [a.port, b.port].sorted() },
-                "the map names A and B")
-        let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore(),
-                                            options: .init(retryDelay: .seconds(60), maximumRetryDelay: .seconds(60)))
+        let store = await Self.store(on: cluster, mapping: a, b)
         #expect(await store.load(visitor(in: high)) == .notFound, "B answers before it fails")
 
         // B stops answering: a load routed to it waits; meanwhile the map moves B's slots to C.
@@ -198,39 +218,14 @@ struct RedisClusterStaleRouteTests {
     /// answers. That is one part's failure, not the whole cluster's outage.
     @Test func aCallThatRunsOutOfTimeAtAnAnsweringMasterStartsNoOutage() async throws {
         let low = 0...8191, high = 8192...16383
-        let data: FakeClusterNode.Script = { command in
-            switch command.first?.uppercased() {
-            case "HGETALL": .array([])
-            case "CLUSTER": command.dropFirst().first?.uppercased() == "INFO" ? .bulkString(Data("cluster_state:ok\r\n".utf8)) : nil
-            case "PING": .simpleString("PONG")
-            default: .simpleString("OK")
-            }
-        }
+        let data = Self.data
         let b = try FakeClusterNode(data)
         let a = try FakeClusterNode(data)
         let slots = Locked(FakeClusterNode.slots([(low, 0), (high, b.port)]))
-        let aPort = a.port
-        a.answer { command in
-            if command.prefix(2).map({ $0.uppercased() }) == ["CLUSTER", "SLOTS"] {
-                guard case .array(let ranges?) = slots.value else { return nil }
-                return .array(ranges.map { range in
-                    guard case .array(var fields?) = range, case .array(let master?) = fields[2],
-                          master[1] == .integer(0) else { return range }
-                    fields[2] = .array([master[0], .integer(Int64(aPort))])
-                    return .array(fields)
-                })
-            }
-            return data(command)
-        }
-        var seed = RedisConfiguration(host: "127.0.0.1", port: a.port)
-        seed.commandTimeout = .milliseconds(400)
-        seed.poolSize = 1
-        let cluster = RedisClusterClient(seeds: [seed])
+        Self.seed(a, answering: slots)
+        let cluster = RedisClusterClient(seeds: [Self.seed(a, commandTimeout: .milliseconds(400), poolSize: 1)])
         defer { cluster.close() }
-        #expect(await eventually { cluster.masters.map(\.configuration.port).sorted() == [a.port, b.port].sorted() },
-                "the map names A and B")
-        let store = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore(),
-                                            options: .init(retryDelay: .seconds(60), maximumRetryDelay: .seconds(60)))
+        let store = await Self.store(on: cluster, mapping: a, b)
         #expect(await store.load(visitor(in: high)) == .notFound, "B answers")
 
         // Each load takes B 300 ms of a 400 ms budget: the second waits for the first's connection.
