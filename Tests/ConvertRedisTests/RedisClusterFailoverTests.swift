@@ -19,10 +19,13 @@ private final class NotedBackend: VisitorDataBackend, CustomStringConvertible {
         let ended: ContinuousClock.Instant
         let succeeded: Bool
         let keys: [VisitorKey]
+        let error: String?
     }
 
     let inner: RedisVisitorBackend
     let merges = Locked([Merge]())
+    /// When the backend said it was available again.
+    let available = Locked([ContinuousClock.Instant]())
 
     init(_ inner: RedisVisitorBackend) { self.inner = inner }
 
@@ -39,22 +42,28 @@ private final class NotedBackend: VisitorDataBackend, CustomStringConvertible {
         try await inner.claimVariationLater(key, experienceId: experienceId, variationId: variationId)
     }
     func delete(_ key: VisitorKey) async throws { try await inner.delete(key) }
-    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) { inner.subscribe(handler) }
+    func subscribe(_ handler: @escaping @Sendable (VisitorDataBackendEvent) -> Void) {
+        let available = self.available
+        inner.subscribe { event in
+            if case .available = event { available.withValue { $0.append(.now) } }
+            handler(event)
+        }
+    }
 
     func merge(_ changes: [VisitorDataChanges]) async throws -> [[String: String]] {
         let started = ContinuousClock.now
         do {
             let kept = try await inner.merge(changes)
-            note(started, succeeded: true, changes)
+            note(started, succeeded: true, changes, error: nil)
             return kept
         } catch {
-            note(started, succeeded: false, changes)
+            note(started, succeeded: false, changes, error: "\(error)")
             throw error
         }
     }
 
-    private func note(_ started: ContinuousClock.Instant, succeeded: Bool, _ changes: [VisitorDataChanges]) {
-        let merge = Merge(started: started, ended: .now, succeeded: succeeded, keys: changes.map(\.key))
+    private func note(_ started: ContinuousClock.Instant, succeeded: Bool, _ changes: [VisitorDataChanges], error: String?) {
+        let merge = Merge(started: started, ended: .now, succeeded: succeeded, keys: changes.map(\.key), error: error)
         merges.withValue { $0.append(merge) }
     }
 }
@@ -177,7 +186,9 @@ struct RedisClusterFailoverTests {
             + "\(tally.answered.count) visitors; \(afterKill) visitors first decided from the kill on (\(afterKillInVictim) in its slots), "
             + "\(missing.count) not in the cluster afterwards; redirections \(client.redirections), topology reads "
             + "\(client.topologyRefreshes); store \(instance.store.counters); "
-            + "outages: \(instance.logs.messages.filter { $0.contains("unreachable (") || $0.contains("reachable again") })")
+            + "outages: \(instance.logs.messages.filter { $0.contains("unreachable (") || $0.contains("reachable again") }); "
+            + "relative to cluster ok: available events \(backend.available.value.map { $0 - okAt }), failed writes "
+            + "\(failed.map { "ended \($0.ended - okAt): \($0.error ?? "")" })")
 
         #expect(promotedAt != nil, "the replica of the killed master took over")
         #expect(clusterOK, "every survivor says cluster_state:ok with the replica serving the killed master's slots")
