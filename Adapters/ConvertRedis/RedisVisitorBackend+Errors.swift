@@ -2,8 +2,8 @@ import ConvertStorage
 
 // What the backend's calls meet, as the shared store should take it.
 extension RedisVisitorBackend {
-    /// A call on a cluster that failed to reach its master while other masters answer (that
-    /// master unreachable, or replaced in the map by its replica since the call was routed), or
+    /// A call on a cluster that failed at its master while other masters answer (that master
+    /// unreachable, out of time, or replaced in the map by its replica since the call was routed), or
     /// whose slot a master said it does not serve for now (`CLUSTERDOWN`, `TRYAGAIN`, a `MOVED`
     /// or `ASK` after the one followed): one part of the cluster is down or moving (a master
     /// before its replica's promotion, a promoted replica not yet serving, a slot in migration),
@@ -18,7 +18,7 @@ extension RedisVisitorBackend {
     }
 
     /// A cluster call's failure as the shared store should take it: a part's failure when the
-    /// call found its node unreachable, or no longer a master, while another master answered;
+    /// call found its node unreachable, out of time or no longer a master, while another master answered;
     /// else its error, for ``scoped(_:)`` to look at.
     static func classified(_ failure: RedisClusterClient.CallFailure) -> any Error {
         failure.isPart ? ClusterPartUnavailable(error: failure.error) : failure.error
