@@ -113,8 +113,18 @@ extension WriteBehindVisitorStore {
                 return batch
             }
             guard let batch else { return }
+            let began = clock.elapsed
             let written = await write(batch)
-            state.withValue { $0.failures = written ? 0 : $0.failures + 1 }
+            state.withValue { state in
+                // The backend said it was back while the batch was on its way (a cluster's
+                // promoted replica announced after the batch was routed to the dead master): it
+                // failed on what was, and goes again at the next turn rather than after a backoff.
+                if written || state.recovered.map({ $0 >= began }) == true {
+                    state.failures = 0
+                } else {
+                    state.failures += 1
+                }
+            }
         }
     }
 
