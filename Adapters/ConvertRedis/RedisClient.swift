@@ -297,10 +297,19 @@ public final class RedisClient: Sendable {
 
     private func timedOut(_ connection: RedisConnection, started: ContinuousClock.Instant,
                           deadline: ContinuousClock.Instant) -> RedisError {
-        let error = RedisError.timeout(reason: "no reply from \(connection.peer) within "
-            + "\((deadline - started).wholeMillisecondsRoundedUp) ms")
+        let error = RedisError.timeout(reason: Self.noReply(from: connection.peer, started: started, deadline: deadline))
         connection.fail(error)
         return error
+    }
+
+    /// Why a call that began at `started` had no reply by `deadline`. A call whose time ran out
+    /// before it was sent (its caller waited for a thread) is still sent, since a quick reply
+    /// may come in the caller's short wait; it is said to be late rather than given a negative
+    /// budget.
+    static func noReply(from peer: String, started: ContinuousClock.Instant, deadline: ContinuousClock.Instant) -> String {
+        let budget = deadline - started
+        guard budget <= .zero else { return "no reply from \(peer) within \(budget.wholeMillisecondsRoundedUp) ms" }
+        return "no reply from \(peer): the call's time ran out \((started - deadline).wholeMillisecondsRoundedUp) ms before it was sent"
     }
 
     /// A blocking call queued for the I/O thread: waits for its replies until `deadline` (and a

@@ -158,9 +158,8 @@ final class RedisReactor: Sendable {
                     if events != 0, try connection.advance(events & ~Int16(POLLOUT) != 0 ? .available : .none) {
                         finished.append((exchange, .success(connection.takeReplies())))
                     } else if after >= exchange.deadline {
-                        let budget = exchange.deadline - exchange.started
-                        let error = RedisError.timeout(reason: "no reply from \(connection.peer) within "
-                            + "\(budget.wholeMillisecondsRoundedUp) ms")
+                        let error = RedisError.timeout(reason: RedisClient.noReply(from: connection.peer, started: exchange.started,
+                                                                                   deadline: exchange.deadline))
                         connection.fail(error)
                         finished.append((exchange, .failure(error)))
                     } else {
