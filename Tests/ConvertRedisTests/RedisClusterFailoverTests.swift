@@ -104,6 +104,7 @@ struct RedisClusterFailoverTests {
         // Every request converts: a new visitor's conversion is tracked, a returning one's a duplicate.
         let traffic = Traffic(conversionEvery: 1)
         async let load: Void = traffic.run(instance, tasks: 4)
+        let lag = SchedulingLag()
         try await Task.sleep(for: .milliseconds(400))
         let requestsBefore = traffic.tally.value.requests
         victimServer.kill()
@@ -138,6 +139,7 @@ struct RedisClusterFailoverTests {
         try await Task.sleep(for: .milliseconds(1_500))
         traffic.stop()
         await load
+        let worstLag = lag.stop()
         let tally = traffic.tally.value
 
         // What was pending written, then everything read back through a client of the test's own.
@@ -188,7 +190,7 @@ struct RedisClusterFailoverTests {
             + "\(client.topologyRefreshes); store \(instance.store.counters); "
             + "outages: \(instance.logs.messages.filter { $0.contains("unreachable (") || $0.contains("reachable again") }); "
             + "relative to cluster ok: available events \(backend.available.value.map { $0 - okAt }), failed writes "
-            + "\(failed.map { "ended \($0.ended - okAt): \($0.error ?? "")" })")
+            + "\(failed.map { "ended \($0.ended - okAt): \($0.error ?? "")" }); latest wake-up of the process's tasks \(worstLag)")
 
         #expect(promotedAt != nil, "the replica of the killed master took over")
         #expect(clusterOK, "every survivor says cluster_state:ok with the replica serving the killed master's slots")
@@ -196,14 +198,17 @@ struct RedisClusterFailoverTests {
         #expect(tally.requests - requestsBefore > 100, "traffic ran through the failover: \(tally.requests - requestsBefore) requests")
         #expect(tally.unanswered == 0, "\(tally.unanswered) of \(tally.requests) requests answered no variation")
         #expect(tally.conversionsFailed == 0, "\(tally.conversionsFailed) conversions answered neither tracked nor duplicate")
-        #expect(tally.slowestRequest <= bound || underThreadSanitizer,
-                "the slowest request took \(tally.slowestRequest) (slowest call: \(tally.slowest), \(tally.slowestAt)); the bound is \(bound)")
+        // The bounds are the SDK's own waits; a task that waited for a thread (the whole suite on
+        // two cores) waited that long besides.
+        #expect(tally.slowestRequest <= bound + worstLag || underThreadSanitizer,
+                "the slowest request took \(tally.slowestRequest) (slowest call: \(tally.slowest), \(tally.slowestAt)); the bound is \(bound), the process's tasks woke up to \(worstLag) late")
         // The writes to its slots failed while it was down, and resumed within a second of the promotion.
         // (Under the thread sanitizer a call's bound is 30 s: a write may wait for the promotion.)
         #expect(!failed.isEmpty || underThreadSanitizer, "a write behind to the killed master's slots failed before the promotion")
         let took = try #require(resumedAfterServing, "no write behind to the killed master's slots succeeded; store: \(instance.store.counters)")
-        #expect(took <= .seconds(1) || underThreadSanitizer,
-                "writes behind to the killed master's slots resumed \(took) after the cluster served them again")
+        // Two waits for a thread on the way: the writer's turn and the write's reply.
+        #expect(took <= .seconds(1) + worstLag * 2 || underThreadSanitizer,
+                "writes behind to the killed master's slots resumed \(took) after the cluster served them again; the process's tasks woke up to \(worstLag) late")
         #expect(afterKillInVictim > 0, "visitors of the killed master's slots were decided during the failover")
         #expect(missing.isEmpty, "decided from the kill on, not in the cluster afterwards: \(missing.prefix(5)) of \(missing.count)")
         // Every conversion answered "tracked" queued once, and none other.

@@ -3,6 +3,7 @@ import ConvertRedis
 import ConvertSharedStore
 import ConvertStorage
 import ConvertSynchronization
+import ConvertTesting
 import Foundation
 import Testing
 
@@ -77,7 +78,7 @@ private final class FakeClusterNode: Sendable {
                 }
                 guard let reply = script(command) else { continue }
                 let bytes = encode(reply)
-                guard bytes.withUnsafeBytes({ send(client, $0.baseAddress, $0.count, 0) }) == bytes.count else { break reading }
+                guard bytes.withUnsafeBytes({ send(client, $0.baseAddress, $0.count, sendWithoutSIGPIPE) }) == bytes.count else { break reading }
             }
         }
         state.withValue { $0.connections.removeAll { $0 == client } }

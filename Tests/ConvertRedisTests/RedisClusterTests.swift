@@ -226,6 +226,7 @@ struct RedisClusterTests {
         #expect(!inVictim.isEmpty)
         // Light load: one call at a time, the longest noted.
         let stop = Locked(false), longest = Locked(Duration.zero), calls = Locked(0)
+        let lag = SchedulingLag()
         let load = Task.detached {
             var n = 0
             while !stop.value {
@@ -264,10 +265,13 @@ struct RedisClusterTests {
         }
         stop.set(true)
         await load.value
+        let worstLag = lag.stop()
         print("RedisCluster failover: writes to the killed master's slots succeeded \(written.map { "\($0)" } ?? "never") after cluster_state:ok; "
-              + "longest of \(calls.value) calls meanwhile: \(longest.value)")
+              + "longest of \(calls.value) calls meanwhile: \(longest.value); latest wake-up of the process's tasks \(worstLag)")
+        // The bound is the client's own waits; the load's task may have waited for a thread besides.
         let bound = timeout + .milliseconds(50)
-        #expect(longest.value <= bound || underThreadSanitizer, "a call took \(longest.value), its bound is \(bound)")
+        #expect(longest.value <= bound + worstLag || underThreadSanitizer,
+                "a call took \(longest.value), its bound is \(bound), the process's tasks woke up to \(worstLag) late")
         let took = try #require(written, "no write to the killed master's slots succeeded within 10 s: \(lastError); \(client.topologyRefreshes) refreshes")
         #expect(took < .seconds(5) || underThreadSanitizer, "writes resumed \(took) after the promotion")
         #expect(try await backend.load(inVictim[0])?.goals == ["g", "after"], "the replica kept the data")

@@ -295,7 +295,7 @@ final class GarbageServer: Sendable {
                 let connection = Thread {
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     if recv(client, &buffer, buffer.count, 0) > 0 {
-                        _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                        _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, sendWithoutSIGPIPE) }
                         while recv(client, &buffer, buffer.count, 0) > 0 {}
                         counts.withValue { $0.closedByClient += 1 }
                     }
