@@ -2,9 +2,11 @@
 # Load test of the shop: GET / (decided by the SDK) against GET /plain (the same cookie work
 # without it), for returning visitors (cookies of 1,000 known visitors) and new ones (no cookie),
 # run alternately; then SIGTERM during a load of POST /buy, comparing the conversions the server
-# answered "tracked" with those the collector received.
+# answered "tracked" with those the collector received; `crash`: the same load with file
+# persistence, SIGKILL halfway, then a restart on the same directory that sends what the journal
+# held.
 #
-#   ./load.sh [compare|buy|all]      (default all)
+#   ./load.sh [compare|buy|crash|all]      (default all)
 #   ROUNDS=5 DURATION=10s THREADS=2 CONNECTIONS=32 ./load.sh compare
 #   SERVER_ARGS="--no-hooks" ./load.sh compare      (options for shop-server)
 #
@@ -162,10 +164,31 @@ buy() {
     grep '^collector:' "$logs/collector.log" | sed 's/^/   /'
 }
 
+crash() {
+    local data
+    data=$(mktemp -d)
+    start --data-dir "$data"
+    # SIGKILL the server halfway through the load: no shutdown, no last flush.
+    (sleep 5; kill -KILL "$server_pid") &
+    wrk -t"$threads" -c"$connections" -d10s -s load/buy.lua "$base" | grep -E "Requests/sec|wrk received|Socket errors" || true
+    wait "$server_pid" || true
+    echo "-- collector after the kill: $(curl -fs "http://127.0.0.1:$collector_port/stats")"
+    # The next start on the same directory sends what the journal held.
+    "$bin/shop-server" --port "$port" --collector "http://127.0.0.1:$collector_port" --data-dir "$data" >>"$logs/server.log" 2>&1 &
+    server_pid=$!
+    wait_for "$base/plain"
+    settle
+    stop
+    echo "-- collector after the restart:"
+    grep '^collector:' "$logs/collector.log" | sed 's/^/   /'
+    rm -rf "$data"
+}
+
 case "$mode" in
     compare) compare ;;
     buy) buy ;;
-    all) compare; echo; buy ;;
-    *) echo "usage: $0 [compare|buy|all]" >&2; exit 2 ;;
+    crash) crash ;;
+    all) compare; echo; buy; echo; crash ;;
+    *) echo "usage: $0 [compare|buy|crash|all]" >&2; exit 2 ;;
 esac
 rm -rf "$logs"

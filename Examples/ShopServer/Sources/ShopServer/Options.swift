@@ -14,6 +14,9 @@ struct Options {
     /// Tracking events that release a request to the collector; the SDK's default (10) unless
     /// given: under load a request carries what waits anyway.
     var batchSize: Int?
+    /// File persistence in this directory (events journaled before `POST /buy` answers, sent
+    /// again by the next start after a crash); memory only when absent.
+    var dataDirectory: String?
     /// How long the SDK delivers pending events at shutdown (keep it below the grace period).
     var shutdownTimeout = 10
     /// Decide and record, but send no tracking.
@@ -29,6 +32,7 @@ struct Options {
     static let usage = """
         usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
                            [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size N] [--shutdown-timeout 10]
+                           [--data-dir DIR]
                            [--no-tracking] [--no-hooks] [--url-session] [--verbose]
         """
 
@@ -53,6 +57,7 @@ struct Options {
             case "--redis-host": redisHost = try value(argument)
             case "--batch-size": batchSize = try number(argument)
             case "--shutdown-timeout": shutdownTimeout = try number(argument)
+            case "--data-dir": dataDirectory = try value(argument)
             case "--no-tracking": tracking = false
             case "--no-hooks": observability = false
             case "--url-session": urlSession = true

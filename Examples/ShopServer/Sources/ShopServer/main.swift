@@ -39,11 +39,13 @@ logger.logLevel = options.verbose ? .debug : .info
 
 // The SDK: config from a file or the sample, tracking to the collector over plain HTTP through
 // AsyncHTTPClient on the server's event loops (closed after the SDK's last flush). Memory
-// persistence: events still pending after the shutdown deadline are lost (with `.file` they are
-// journaled and sent at the next start).
+// persistence unless `--data-dir` is given: events still pending after the shutdown deadline are
+// lost; with files they are journaled and sent at the next start, after a crash too.
 let configData = try options.configFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? ConvertSwiftSDK.sampleConfig
 var configuration = ConvertConfiguration(sdkKey: "", apiTrackEndpoint: options.collector, networkTracking: options.tracking,
-                                         persistence: .memory, allowsInsecureHTTP: true)
+                                         persistence: options.dataDirectory == nil ? .memory : .file,
+                                         storageDirectory: options.dataDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) },
+                                         allowsInsecureHTTP: true)
 if let batchSize = options.batchSize { configuration.eventsBatchSize = batchSize }
 var closers: [@Sendable () async throws -> Void] = []
 let transport = options.urlSession ? nil
