@@ -257,6 +257,7 @@ struct RedisClusterFailoverTests {
         try #require(cluster.server(port: victim.port)).kill()
         let killed = ContinuousClock.now
         // The first calls to the dead master find it down (each within its bound).
+        let lag = SchedulingLag()
         var slowest = Duration.zero
         for id in down.prefix(5) {
             for instance in [a, b] {
@@ -295,7 +296,9 @@ struct RedisClusterFailoverTests {
         #expect(a.store.counters.outages + b.store.counters.outages == 0, "A \(a.store.counters); B \(b.store.counters)")
         #expect(a.store.counters.partFailures > 0 && b.store.counters.partFailures > 0,
                 "the calls to the dead master counted as a part's failures: A \(a.store.counters); B \(b.store.counters)")
-        #expect(slowest <= timeout + .milliseconds(50) || underThreadSanitizer, "a request took \(slowest)")
+        let worstLag = lag.stop()
+        #expect(slowest <= timeout + .milliseconds(50) + worstLag || underThreadSanitizer,
+                "a request took \(slowest); the process's tasks woke up to \(worstLag) late")
     }
 }
 
