@@ -11,6 +11,8 @@ struct Options {
     /// A local Redis to share visitor data through; memory only when absent.
     var redisPort: Int?
     var redisHost = "127.0.0.1"
+    /// Ports of a local Redis Cluster's nodes to seed from (on `redisHost`), instead of one node.
+    var redisClusterPorts: [Int] = []
     /// Tracking events that release a request to the collector; the SDK's default (10) unless
     /// given: under load a request carries what waits anyway.
     var batchSize: Int?
@@ -31,7 +33,7 @@ struct Options {
 
     static let usage = """
         usage: shop-server [--hostname 127.0.0.1] [--port 8080] [--collector http://127.0.0.1:8081]
-                           [--config FILE] [--redis-port N] [--redis-host 127.0.0.1] [--batch-size N] [--shutdown-timeout 10]
+                           [--config FILE] [--redis-port N | --redis-cluster PORT,PORT…] [--redis-host 127.0.0.1] [--batch-size N] [--shutdown-timeout 10]
                            [--data-dir DIR]
                            [--no-tracking] [--no-hooks] [--url-session] [--verbose]
         """
@@ -55,6 +57,12 @@ struct Options {
             case "--config": configFile = try value(argument)
             case "--redis-port": redisPort = try number(argument)
             case "--redis-host": redisHost = try value(argument)
+            case "--redis-cluster":
+                let text = try value(argument)
+                redisClusterPorts = try text.split(separator: ",").map { part in
+                    guard let port = Int(part), port > 0 else { throw UsageError(message: "--redis-cluster: \(part) is not a port") }
+                    return port
+                }
             case "--batch-size": batchSize = try number(argument)
             case "--shutdown-timeout": shutdownTimeout = try number(argument)
             case "--data-dir": dataDirectory = try value(argument)

@@ -59,6 +59,14 @@ if let redisPort = options.redisPort {
     visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
     closers.append { redis.close() }
     logger.info("visitor data shared through Redis at \(options.redisHost):\(redisPort)")
+} else if !options.redisClusterPorts.isEmpty {
+    // The same through a Redis Cluster: each visitor's keys go to its slot's master.
+    let cluster = RedisClusterClient(seeds: options.redisClusterPorts.map { port in
+        RedisConfiguration(host: options.redisHost, port: port, keyPrefix: "shop:", ttl: .seconds(90 * 86_400))
+    })
+    visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore())
+    closers.append { cluster.close() }
+    logger.info("visitor data shared through the Redis Cluster seeded by \(options.redisHost):\(options.redisClusterPorts)")
 }
 // The configuration given once; its log level is the logger's.
 let sdk = ConvertSwiftSDK(configuration: configuration, logger: logger, directData: configData, transport: transport,
