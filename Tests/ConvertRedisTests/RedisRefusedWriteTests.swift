@@ -197,7 +197,11 @@ struct RedisClusterRefusedWriteTests {
         let outages = logs.messages.filter { $0.contains("unreachable (") }
         #expect(store.counters.outages == 0 || (!outages.isEmpty && !outages.contains { $0.contains("MOVED") || $0.contains("ASK") }),
                 "one slot is a part of the cluster, not the whole: \(store.counters); \(logs.messages)")
-        #expect(logs.messages.contains { $0.contains("slot is not served") }, "\(logs.messages)")
+        // The part's failure is logged once per 10 s with its first cause: the slot, unless a
+        // stalled machine's timeout came first (the backend's own verdict is checked above).
+        let partLines = logs.messages.filter { $0.contains("cannot be reached while the others answer") || $0.contains("slot is not served") }
+        #expect(partLines.contains { $0.contains("slot is not served") } || partLines.first?.contains("Redis timeout") == true,
+                "\(logs.messages)")
         _ = try ownerServer.command(["CLUSTER", "SETSLOT", .string("\(slot)"), "STABLE"])
         #expect(await eventually(timeout: .patience) { store.counters.pending == 0 && store.writesInFlight == 0 },
                 "written once the slot is served: \(store.counters)")
