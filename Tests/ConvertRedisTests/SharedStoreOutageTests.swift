@@ -327,19 +327,19 @@ private final class PartlyDownBackend: VisitorDataBackend, Sendable {
 
     /// The writer's own write on its way when the backend says it is back (a cluster's map moved
     /// to a promoted replica after the write was routed to the dead master), failing after: it
-    /// failed on what was, so it goes again at the writer's next turn, not after its backoff (a
-    /// minute here).
+    /// failed on what was, so it goes again at the writer's next turn, not after its backoff (an
+    /// hour here, beyond the test's patience).
     @Test func theWritersWriteBegunBeforeTheBackendsReturnThatFailsAfterItIsWrittenAgainAtOnce() async throws {
         let backend = HeldBackend()
         let store = WriteBehindVisitorStore(backend: backend, local: MemoryVisitorDataStore(),
-                                            options: .init(writeBehind: .milliseconds(10), retryDelay: .seconds(60),
-                                                           maximumRetryDelay: .seconds(60)))
+                                            options: .init(writeBehind: .milliseconds(10), retryDelay: .seconds(3_600),
+                                                           maximumRetryDelay: .seconds(3_600)))
         backend.holdNextMerge()
         store.update(key) { $0.bucketing["e"] = "a" }
         try await eventually("the writer's write is on its way") { backend.mergeHeld }
         backend.announceReturn()
         backend.release()
-        #expect(await eventually(timeout: .seconds(5)) { backend.inner.record(key)?.bucketing == ["e": "a"] },
+        #expect(await eventually(timeout: .patience) { backend.inner.record(key)?.bucketing == ["e": "a"] },
                 "the write that failed after the return waited out the writer's backoff: \(store.counters)")
         #expect(store.counters.outages == 0, "\(store.counters)")
     }

@@ -3,20 +3,30 @@ import ConvertSynchronization
 /// How late this process's cooperative pool ran work while watched: a task sleeps 5 ms in turn
 /// and notes how much later than asked it woke. A timing test adds the worst of it to the bound
 /// it holds the code to, since the code bounds its own waits, not the scheduler's: with the
-/// whole suite on two cores a task can wait half a second for a thread.
+/// whole suite on two cores a task can wait over a second for a thread.
 public final class SchedulingLag: Sendable {
-    private let state = Locked((worst: Duration.zero, stopped: false))
+    private struct State {
+        var worst: Duration = .zero
+        /// When the nap under way began (before the task first ran: when watching began).
+        var napSince: ContinuousClock.Instant
+        var stopped = false
+    }
+
+    private static let nap = Duration.milliseconds(5)
+    private let state: Locked<State>
 
     /// Starts watching.
     public init() {
-        let state = state
-        let nap = Duration.milliseconds(5)
+        let state = Locked(State(napSince: .now))
+        self.state = state
         Task.detached {
             while !state.value.stopped {
-                let asked = ContinuousClock.now
-                try? await Task.sleep(for: nap)
-                let late = ContinuousClock.now - asked - nap
-                state.withValue { $0.worst = max($0.worst, late) }
+                try? await Task.sleep(for: Self.nap)
+                let now = ContinuousClock.now
+                state.withValue { state in
+                    state.worst = max(state.worst, now - state.napSince - Self.nap)
+                    state.napSince = now
+                }
             }
         }
     }
@@ -26,12 +36,14 @@ public final class SchedulingLag: Sendable {
     /// The latest wake-up so far.
     public var worst: Duration { state.value.worst }
 
-    /// Stops watching; the latest wake-up seen.
+    /// Stops watching; the latest wake-up seen, the nap still under way counted (a task that
+    /// never got a thread while watched woke up at least that late).
     @discardableResult
     public func stop() -> Duration {
-        state.withValue { state in
+        let now = ContinuousClock.now
+        return state.withValue { state in
             state.stopped = true
-            return state.worst
+            return max(state.worst, now - state.napSince - Self.nap)
         }
     }
 }
