@@ -211,7 +211,9 @@ struct RedisClusterFailoverTests {
         // failed on the process's stall, not the cluster's, and each such failure costs the
         // writer's backoff (the defaults: 200 ms doubling to 5 s).
         let lateSends = backend.merges.value.filter { !$0.succeeded && $0.ended > okAt && ($0.error ?? "").contains("before it was sent") }.count
-        let stallBackoff = (0..<lateSends).reduce(Duration.zero) { total, n in total + min(.milliseconds(200) * (1 << n), .seconds(5)) }
+        let defaults = WriteBehindVisitorStore.Options()
+        let backoff = Backoff(initial: defaults.retryDelay, maximum: defaults.maximumRetryDelay)
+        let stallBackoff = (0..<lateSends).reduce(Duration.zero) { total, n in total + backoff.delay(afterFailures: n + 1) }
         #expect(took <= .seconds(1) + worstLag * 2 + stallBackoff || underThreadSanitizer,
                 "writes behind to the killed master's slots resumed \(took) after the cluster served them again; the process's tasks woke up to \(worstLag) late, \(lateSends) writes failed sent late")
         #expect(afterKillInVictim > 0, "visitors of the killed master's slots were decided during the failover")

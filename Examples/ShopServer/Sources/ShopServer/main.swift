@@ -52,18 +52,19 @@ let transport = options.urlSession ? nil
     : AsyncHTTPClientTransport(postAnswerDeadline: .milliseconds(configuration.trackingAnswerTimeoutMs))
 if let transport { closers.append { try await transport.shutdown() } }
 var visitorStore: (any VisitorDataStore)?
+/// A Redis node on the Redis host: the shop's keys, kept 90 days.
+func redisConfiguration(port: Int) -> RedisConfiguration {
+    RedisConfiguration(host: options.redisHost, port: port, keyPrefix: "shop:", ttl: .seconds(90 * 86_400))
+}
 if let redisPort = options.redisPort {
     // Visitor data shared with the other servers through Redis, written behind.
-    let redis = RedisClient(configuration: RedisConfiguration(host: options.redisHost, port: redisPort, keyPrefix: "shop:",
-                                                              ttl: .seconds(90 * 86_400)))
+    let redis = RedisClient(configuration: redisConfiguration(port: redisPort))
     visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(client: redis), local: MemoryVisitorDataStore())
     closers.append { redis.close() }
     logger.info("visitor data shared through Redis at \(options.redisHost):\(redisPort)")
 } else if !options.redisClusterPorts.isEmpty {
     // The same through a Redis Cluster: each visitor's keys go to its slot's master.
-    let cluster = RedisClusterClient(seeds: options.redisClusterPorts.map { port in
-        RedisConfiguration(host: options.redisHost, port: port, keyPrefix: "shop:", ttl: .seconds(90 * 86_400))
-    })
+    let cluster = RedisClusterClient(seeds: options.redisClusterPorts.map(redisConfiguration(port:)))
     visitorStore = WriteBehindVisitorStore(backend: RedisVisitorBackend(cluster: cluster), local: MemoryVisitorDataStore())
     closers.append { cluster.close() }
     logger.info("visitor data shared through the Redis Cluster seeded by \(options.redisHost):\(options.redisClusterPorts)")
