@@ -1,6 +1,5 @@
 import ConvertRedis
 import NIOCore
-import NIOPosix
 import NIOSSL
 #if canImport(Glibc)
 import Glibc
@@ -22,9 +21,9 @@ import Darwin
 /// certificate required or refused; a handshake that does not end in time is a
 /// ``ConvertRedis/RedisError/timeout(reason:)``.
 ///
-/// The transport owns one event-loop thread that carries every connection's bytes; the client's
-/// own threads poll a descriptor per connection that is readable while decrypted bytes wait, so
-/// the client runs its exchanges as it does over plain TCP.
+/// It starts no thread: whichever of the client's threads drives a connection encrypts and
+/// decrypts its bytes in place, on the connection's TCP socket, so the client runs its exchanges
+/// as it does over plain TCP.
 ///
 /// ```swift
 /// let transport = try RedisTLSTransport(RedisTLSConfiguration(caFile: "/etc/redis/tls/ca.crt"))
@@ -34,7 +33,6 @@ import Darwin
 public final class RedisTLSTransport: RedisTransport {
     private let context: NIOSSLContext
     private let serverName: String?
-    private let loop: EventLoopOwner
 
     /// A transport for `configuration`; throws ``ConvertRedis/RedisError/tlsFailed(reason:)`` when
     /// a certificate or key cannot be read.
@@ -65,7 +63,6 @@ public final class RedisTLSTransport: RedisTransport {
             throw .tlsFailed(reason: "cannot set up TLS: \(error)")
         }
         serverName = configuration.serverName
-        loop = EventLoopOwner()
     }
 
     private static func certificates(file path: String, what: String) throws(RedisError) -> [NIOSSLCertificate] {
@@ -115,55 +112,18 @@ public final class RedisTLSTransport: RedisTransport {
 
         // An IP address is checked against the certificate's IP addresses, and never sent as SNI.
         let name = serverName ?? (Self.isAddress(host) ? nil : host)
-        let shared = try Shared(peer: peer, expectedName: name ?? host)
-        let eventLoop = loop.group.next()
-        let handshake = eventLoop.makePromise(of: Void.self)
-        let context = self.context
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(.nanoseconds(left.wholeNanoseconds))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            // One socket read (64 KiB at most) per read the bridge lets through, so what a
-            // connection buffers unread stays within its bound and a read.
-            .channelOption(.maxMessagesPerRead, value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let tls = try Self.handler(context: context, serverName: name, shared: shared)
-                    try channel.pipeline.syncOperations.addHandlers(
-                        [PlaintextDetector(shared: shared), tls, Bridge(shared: shared, handshake: handshake)])
-                }
-            }
-
-        let channel: any Channel
+        let shared = Shared(peer: peer, expectedName: name ?? host)
+        let tcp = try RedisPlainTransport().connect(configuration, deadline: deadline)
+        let handlers: [any ChannelHandler]
         do {
-            channel = try bootstrap.connect(host: host, port: port).wait()
+            handlers = [PlaintextDetector(shared: shared), try Self.handler(context: context, serverName: name, shared: shared),
+                        Bridge(shared: shared)]
         } catch {
-            let failure: RedisError = if case ChannelError.connectTimeout = error {
-                .timeout(reason: "no connection to \(peer) within \(budget)")
-            } else {
-                .connectionFailed(reason: "connect to \(peer): \(error)")
-            }
-            handshake.fail(failure)
-            shared.close()
-            throw failure
+            tcp.close()
+            throw .tlsFailed(reason: "cannot set up TLS for \(peer): \(error)")
         }
-        let timeout = eventLoop.scheduleTask(in: .nanoseconds(max(deadline - .now, .zero).wholeNanoseconds)) {
-            handshake.fail(RedisError.timeout(reason: "no TLS handshake with \(peer) within \(budget): "
-                + "a server that does not speak TLS on this port (a plaintext server behind rediss://) does not answer one"))
-            channel.close(promise: nil)
-        }
-        // Cancelled on the loop as the handshake ends, so a timer due just after a success never
-        // closes the channel this returns.
-        handshake.futureResult.whenComplete { _ in timeout.cancel() }
-        do {
-            try handshake.futureResult.wait()
-            timeout.cancel()
-        } catch {
-            timeout.cancel()
-            channel.close(promise: nil)
-            shared.close()
-            throw (error as? RedisError) ?? .tlsFailed(reason: "handshake with \(peer): \(error)")
-        }
-        return TLSStream(channel: channel, shared: shared, loop: loop)
+        return try TLSStream(tcp: tcp, remoteAddress: Self.peerAddress(of: tcp.descriptor), shared: shared, handlers: handlers, deadline: deadline,
+                             budget: budget)
     }
 
     private static func handler(context: NIOSSLContext, serverName: String?, shared: Shared) throws -> NIOSSLClientHandler {
@@ -182,10 +142,43 @@ public final class RedisTLSTransport: RedisTransport {
         try Handler(context: context, serverHostname: serverName, verificationCallback: callback)
     }
 
+    /// The address a socket is connected to (NIOSSL checks a certificate by name or by it).
+    private static func peerAddress(of descriptor: Int32) -> SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) == 0 }
+        }
+        guard found else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let port: Int
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            guard let address = withUnsafePointer(to: &storage, {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer -> sockaddr_in? in
+                    var address = pointer.pointee.sin_addr
+                    return inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil ? pointer.pointee : nil
+                }
+            }) else { return nil }
+            port = Int(UInt16(bigEndian: address.sin_port))
+        case AF_INET6:
+            guard let address = withUnsafePointer(to: &storage, {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer -> sockaddr_in6? in
+                    var address = pointer.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil ? pointer.pointee : nil
+                }
+            }) else { return nil }
+            port = Int(UInt16(bigEndian: address.sin6_port))
+        default:
+            return nil
+        }
+        return try? SocketAddress(ipAddress: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                                 port: port)
+    }
+
     private static func isAddress(_ host: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+        var address = [UInt8](repeating: 0, count: 16)
+        return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
     }
 }
 
@@ -197,13 +190,6 @@ private protocol NotingClientHandler {
 }
 
 extension NIOSSLClientHandler: NotingClientHandler {}
-
-/// The transport's event-loop thread, shut down when the transport and its last stream are gone.
-final class EventLoopOwner: Sendable {
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-
-    deinit { group.shutdownGracefully { _ in } }
-}
 
 extension Duration {
     var wholeNanoseconds: Int64 {

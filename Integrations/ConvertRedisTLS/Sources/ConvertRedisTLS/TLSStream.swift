@@ -11,23 +11,14 @@ import Musl
 import Darwin
 #endif
 
-/// What the event loop and the connection's holder share: decrypted bytes not yet read, how the
-/// stream ended, and a pipe that is readable while either is there to see (for the client's
-/// polls).
+/// What a connection's handlers and its stream share: decrypted bytes not yet read, how the
+/// connection ended, and why a certificate was refused.
 final class Shared: Sendable {
-    /// Decrypted bytes buffered beyond this hold back reads from the socket until the holder
-    /// takes them: what a slow reader costs is bounded.
-    static let readLimit = 256 * 1024
-
     struct State {
         var incoming: [UInt8] = []
         var failure: RedisError?
         var closed = false
-        /// Whether the pipe holds its byte (readable).
-        var signalled = false
-        /// A socket read the bound held back.
-        var readHeld = false
-        var pipeOpen = true
+        var handshakeDone = false
         /// Why a certificate of the server's chain was refused, as the verification saw it.
         var rejected: String?
     }
@@ -36,46 +27,15 @@ final class Shared: Sendable {
     /// The name the server's certificate must carry (its host, or the override).
     let expectedName: String
     let state = NIOLockedValueBox(State())
-    let readEnd: Int32
-    let writeEnd: Int32
 
-    init(peer: String, expectedName: String) throws(RedisError) {
+    init(peer: String, expectedName: String) {
         self.peer = peer
         self.expectedName = expectedName
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw .connectionFailed(reason: "no pipe for \(peer): \(String(cString: strerror(errno)))")
-        }
-        for fd in ends {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK)
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
-    }
-
-    deinit { close() }
-
-    /// Makes the pipe readable (under the lock, so it never writes to a closed descriptor).
-    func signal(_ state: inout State) {
-        guard !state.signalled, state.pipeOpen else { return }
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-        state.signalled = true
-    }
-
-    /// Makes the pipe quiet again once nothing is left to see.
-    func unsignal(_ state: inout State) {
-        guard state.signalled, state.pipeOpen, state.incoming.isEmpty, state.failure == nil, !state.closed else { return }
-        var drain: UInt8 = 0
-        while read(readEnd, &drain, 1) > 0 {}
-        state.signalled = false
     }
 
     func fail(_ error: RedisError) {
         state.withLockedValue { state in
             if state.failure == nil { state.failure = error }
-            signal(&state)
         }
     }
 
@@ -97,16 +57,6 @@ final class Shared: Sendable {
     private static func subject(_ certificate: NIOSSLCertificate) -> String {
         // Serial number, common name and alternative names: a certificate carries no secret.
         certificate.description
-    }
-
-    /// Closes the pipe (idempotent).
-    func close() {
-        state.withLockedValue { state in
-            guard state.pipeOpen else { return }
-            state.pipeOpen = false
-            systemClose(readEnd)
-            systemClose(writeEnd)
-        }
     }
 
     /// The error for what the channel reported, naming the cause.
@@ -167,123 +117,139 @@ final class PlaintextDetector: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-/// After TLS: buffers decrypted bytes for the stream's holder, signals its pipe, holds reads
-/// from the socket while the buffer is full, and ends the handshake's wait.
-final class Bridge: ChannelDuplexHandler {
+/// After TLS: keeps decrypted bytes for the stream's holder and notes the handshake's end and
+/// the connection's.
+final class Bridge: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
 
     private let shared: Shared
-    private let handshake: EventLoopPromise<Void>
 
-    init(shared: Shared, handshake: EventLoopPromise<Void>) {
-        self.shared = shared
-        self.handshake = handshake
-    }
+    init(shared: Shared) { self.shared = shared }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event { handshake.succeed() }
+        if case TLSUserEvent.handshakeCompleted = event { shared.state.withLockedValue { $0.handshakeDone = true } }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        shared.state.withLockedValue { state in
-            state.incoming.append(contentsOf: buffer.readableBytesView)
-            shared.signal(&state)
-        }
-    }
-
-    func read(context: ChannelHandlerContext) {
-        let hold = shared.state.withLockedValue { state -> Bool in
-            guard state.incoming.count >= Shared.readLimit else { return false }
-            state.readHeld = true
-            return true
-        }
-        if !hold { context.read() }
+        shared.state.withLockedValue { $0.incoming.append(contentsOf: buffer.readableBytesView) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        let failure = shared.describe(error)
-        shared.fail(failure)
-        handshake.fail(failure)
+        shared.fail(shared.describe(error))
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        let failure = shared.state.withLockedValue { state -> RedisError? in
-            state.closed = true
-            shared.signal(&state)
-            return state.failure
-        }
-        handshake.fail(failure ?? .tlsFailed(reason: "\(shared.peer) closed the connection during the TLS handshake "
-            + "(does it speak TLS on this port?)"))
+        shared.state.withLockedValue { $0.closed = true }
         context.fireChannelInactive()
     }
 }
 
-/// A TLS connection as the Redis client's connections use it: bytes in and out without waiting,
-/// and a pipe to poll that is readable while decrypted bytes (or the end) wait.
+/// A TLS connection as the Redis client's connections use it. Its thread of the moment encrypts
+/// and decrypts in place (``DrivenChannel``): a write is encrypted and sent within
+/// ``writeAvailable(_:from:)``, and a read takes the socket's bytes and decrypts them within
+/// ``readAvailable(into:)``, so a round trip costs no thread hand-off beyond plain TCP's. The
+/// descriptor polled is the TCP socket's; bytes stay in the kernel until the holder reads.
 final class TLSStream: RedisStream {
     let peer: String
-    private(set) var descriptor: Int32
-    private let channel: any Channel
+    private let channel: DrivenChannel
     private let shared: Shared
-    /// Keeps the event loop running while the stream exists.
-    private let loop: EventLoopOwner
+    // One step at a time, and the memory of each visible to the next, whichever thread takes it.
+    private let lock = NIOLock()
     /// The bytes handed to the reader, swapped with the shared buffer (no allocation once grown).
     private var taken: [UInt8] = []
+    /// Plaintext counted as not yet taken although it is encrypted: the last byte of a write
+    /// whose ciphertext the socket has not all taken. It is reported taken once it has, so the
+    /// client keeps polling for writability meanwhile.
+    private var owed = 0
 
-    init(channel: any Channel, shared: Shared, loop: EventLoopOwner) {
-        self.channel = channel
-        self.shared = shared
-        self.loop = loop
+    /// Connects `tcp` through `handlers` and completes the handshake before `deadline`.
+    init(tcp: any RedisStream, remoteAddress: SocketAddress?, shared: Shared, handlers: [any ChannelHandler],
+         deadline: ContinuousClock.Instant, budget: String) throws(RedisError) {
         peer = shared.peer
-        descriptor = shared.readEnd
+        self.shared = shared
+        channel = DrivenChannel(tcp: tcp, remoteAddress: remoteAddress)
+        do {
+            try channel.pipeline.syncOperations.addHandlers(handlers)
+        } catch {
+            channel.end()
+            throw .tlsFailed(reason: "cannot set up TLS for \(peer): \(error)")
+        }
+        try locked { () throws(RedisError) in
+            channel.activate()
+            do throws(RedisError) {
+                while !shared.state.withLockedValue({ $0.handshakeDone }) {
+                    try checkHealthy()
+                    try channel.send()
+                    guard try tcp.wait(writable: channel.isSending, until: deadline) else {
+                        throw .timeout(reason: "no TLS handshake with \(peer) within \(budget): a server that does not "
+                            + "speak TLS on this port (a plaintext server behind rediss://) does not answer one")
+                    }
+                    try receive()
+                }
+                try checkHealthy()
+            } catch {
+                channel.end()
+                throw error
+            }
+        }
     }
 
     deinit { close() }
 
     /// Decrypted bytes waiting to be read.
-    var buffered: Int { shared.state.withLockedValue { $0.incoming.count } }
+    var buffered: Int { lock.withLock { shared.state.withLockedValue { $0.incoming.count } } }
+
+    var descriptor: Int32 { channel.tcp.descriptor }
 
     var isQuiet: Bool {
-        descriptor >= 0 && shared.state.withLockedValue { $0.incoming.isEmpty && $0.failure == nil && !$0.closed }
+        lock.withLock {
+            !channel.isSending && owed == 0 && channel.failure == nil
+                && shared.state.withLockedValue { $0.incoming.isEmpty && $0.failure == nil && !$0.closed }
+                && channel.tcp.isQuiet
+        }
     }
 
     func writeAvailable(_ bytes: [UInt8], from offset: Int) throws(RedisError) -> Int {
         guard offset < bytes.count else { return 0 }
-        if let failure = shared.state.withLockedValue({ $0.failure ?? ($0.closed ? .connectionFailed(reason: "\(peer) closed the connection") : nil) }) {
-            throw failure
+        return try locked { () throws(RedisError) -> Int in
+            try checkHealthy()
+            try channel.send()
+            if owed > 0 {
+                guard !channel.isSending else { return 0 }
+                defer { owed = 0 }
+                return min(owed, bytes.count - offset)
+            }
+            // Ciphertext of the handlers' own (an alert, a key update) goes out first.
+            guard !channel.isSending else { return 0 }
+            var buffer = channel.allocator.buffer(capacity: bytes.count - offset)
+            _ = bytes.withUnsafeBytes { buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            channel.pipeline.writeAndFlush(buffer, promise: nil)
+            channel.loop.run()
+            try checkHealthy()
+            guard channel.isSending else { return bytes.count - offset }
+            owed = 1
+            return bytes.count - offset - 1
         }
-        guard descriptor >= 0 else { throw .connectionFailed(reason: "connection closed") }
-        var buffer = channel.allocator.buffer(capacity: bytes.count - offset)
-        _ = bytes.withUnsafeBytes { buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-        // The event loop encrypts and sends it; what it cannot send yet it keeps (an exchange's
-        // commands, which the caller holds anyway).
-        channel.writeAndFlush(buffer, promise: nil)
-        return bytes.count - offset
     }
 
     func readAvailable(into received: (UnsafeRawBufferPointer) -> Void) throws(RedisError) -> Bool {
         taken.removeAll(keepingCapacity: true)
-        let (resume, ended) = shared.state.withLockedValue { state -> (Bool, RedisError?) in
-            guard state.incoming.isEmpty else {
+        try locked { () throws(RedisError) in
+            try channel.send()
+            if shared.state.withLockedValue({ $0.incoming.isEmpty }) { try receive() }
+            let ended = shared.state.withLockedValue { state -> RedisError? in
+                if state.incoming.isEmpty {
+                    if let failure = state.failure ?? channel.failure { return failure }
+                    if state.closed { return .connectionFailed(reason: "\(peer) closed the connection") }
+                }
                 swap(&state.incoming, &taken)
-                shared.unsignal(&state)
-                defer { state.readHeld = false }
-                return (state.readHeld, nil)
+                return nil
             }
-            if let failure = state.failure { return (false, failure) }
-            if state.closed { return (false, .connectionFailed(reason: "\(peer) closed the connection")) }
-            return (false, nil)
+            if let ended { throw ended }
         }
-        if resume {
-            let channel = self.channel
-            channel.eventLoop.execute { channel.read() }
-        }
-        if let ended { throw ended }
         guard !taken.isEmpty else { return false }
         taken.withUnsafeBytes { received($0) }
         return true
@@ -296,27 +262,46 @@ final class TLSStream: RedisStream {
     }
 
     func wait(writable: Bool, until instant: ContinuousClock.Instant) throws(RedisError) -> Bool {
-        // Writes are always taken (see writeAvailable).
-        if writable { return true }
-        guard descriptor >= 0 else { throw .connectionFailed(reason: "connection closed") }
-        while true {
-            let left = instant - .now
-            guard left > .zero else { return false }
-            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let result = poll(&entry, 1, Int32(clamping: left.roundedUpMilliseconds))
-            if result > 0 { return true }
-            if result < 0, errno != EINTR { throw .connectionFailed(reason: "poll: \(String(cString: strerror(errno)))") }
+        let (ready, sending) = lock.withLock {
+            (!shared.state.withLockedValue { $0.incoming.isEmpty && $0.failure == nil && !$0.closed } || channel.failure != nil,
+             channel.isSending || owed > 0)
         }
+        if ready { return true }
+        return try channel.tcp.wait(writable: writable || sending, until: instant)
     }
 
     func close() {
-        guard descriptor >= 0 else { return }
-        descriptor = -1
-        channel.close(promise: nil)
-        shared.close()
+        lock.withLock {
+            guard channel.tcp.descriptor >= 0 else { return }
+            // The handlers' close (a close_notify, sent as far as the socket takes it), then the socket.
+            channel.pipeline.close(promise: nil)
+            channel.loop.run()
+            channel.end()
+        }
     }
-}
 
-private func systemClose(_ fd: Int32) {
-    _ = close(fd)
+    private func locked<T>(_ body: () throws(RedisError) -> T) throws(RedisError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Reads what the socket has and hands it to the handlers (under the lock).
+    private func receive() throws(RedisError) {
+        do {
+            _ = try channel.tcp.readAvailable { channel.receive($0) }
+        } catch {
+            // The handlers' reason (an alert, a refused certificate) names more than the socket's.
+            if let failure = shared.state.withLockedValue({ $0.failure }) { throw failure }
+            throw error
+        }
+        try channel.send()
+    }
+
+    private func checkHealthy() throws(RedisError) {
+        if let failure = shared.state.withLockedValue({ $0.failure }) ?? channel.failure { throw failure }
+        if channel.tcp.descriptor < 0 || shared.state.withLockedValue({ $0.closed }) {
+            throw .connectionFailed(reason: "\(peer) closed the connection")
+        }
+    }
 }
