@@ -206,8 +206,13 @@ final class TLSStream: RedisStream {
 
     var isQuiet: Bool {
         lock.withLock {
-            !channel.isSending && owed == 0 && channel.failure == nil
-                && shared.state.withLockedValue { $0.incoming.isEmpty && $0.failure == nil && !$0.closed }
+            guard !channel.isSending, owed == 0, channel.failure == nil, channel.tcp.descriptor >= 0 else { return false }
+            // Records that carry no data (a TLS 1.3 server's session tickets) are taken in here,
+            // so they do not make an idle connection look busy.
+            if !channel.tcp.isQuiet {
+                do { try receive() } catch { return false }
+            }
+            return shared.state.withLockedValue { $0.incoming.isEmpty && $0.failure == nil && !$0.closed }
                 && channel.tcp.isQuiet
         }
     }
