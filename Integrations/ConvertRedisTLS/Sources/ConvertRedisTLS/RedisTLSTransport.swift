@@ -150,28 +150,18 @@ public final class RedisTLSTransport: RedisTransport {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) == 0 }
         }
         guard found else { return nil }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        let port: Int
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            guard let address = withUnsafePointer(to: &storage, {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer -> sockaddr_in? in
-                    var address = pointer.pointee.sin_addr
-                    return inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil ? pointer.pointee : nil
-                }
-            }) else { return nil }
-            port = Int(UInt16(bigEndian: address.sin_port))
-        case AF_INET6:
-            guard let address = withUnsafePointer(to: &storage, {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer -> sockaddr_in6? in
-                    var address = pointer.pointee.sin6_addr
-                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil ? pointer.pointee : nil
-                }
-            }) else { return nil }
-            port = Int(UInt16(bigEndian: address.sin6_port))
-        default:
-            return nil
+        // sockaddr_in and sockaddr_in6 alike: the port at offset 2 (network order); the address at
+        // 4 (IPv4, 4 bytes) or 8 (IPv6, 16 bytes).
+        let family = Int32(storage.ss_family)
+        let (port, text) = withUnsafeBytes(of: &storage) { raw -> (Int, [CChar]?) in
+            var text = [CChar](repeating: 0, count: 64)
+            let port = Int(raw[2]) << 8 | Int(raw[3])
+            let offset = family == AF_INET ? 4 : 8
+            guard family == AF_INET || family == AF_INET6,
+                  inet_ntop(family, raw.baseAddress! + offset, &text, socklen_t(text.count)) != nil else { return (port, nil) }
+            return (port, text)
         }
+        guard let text else { return nil }
         return try? SocketAddress(ipAddress: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
                                  port: port)
     }
