@@ -69,6 +69,23 @@ import Testing
         #expect(ids.count == 10_000 && ids.allSatisfy { UUID(uuidString: $0) != nil && $0 == $0.lowercased() })
     }
 
+    /// The random words come from a buffer read from the kernel; a forked process reads its own
+    /// rather than handing out its parent's.
+    @Test func randomWordsAreBufferedAndAForkReadsAfresh() {
+        var pool = RandomPool()
+        let first = pool.next()
+        var copy = pool
+        // Without a fork, two copies of one buffer give the same words: it is a buffer.
+        #expect(pool.next() == copy.next())
+        let words = (0..<300).map { _ in pool.next() }
+        #expect(Set(words.map(\.0)).count == 300, "past one buffer (256 pairs), still distinct")
+        copy = pool
+        RandomPool.noteFork()
+        let afterFork = pool.next(), copyAfterFork = copy.next()
+        #expect(afterFork != copyAfterFork, "each read afresh after the fork")
+        #expect(first != afterFork)
+    }
+
     @Test func controlCharactersAndOverlongIdsNeverReachAHeader() {
         for header in ["convert_visitor_id=a%0D%0ASet-Cookie:%20admin=1", "convert_visitor_id=a%00b", "convert_visitor_id=%7F"] {
             #expect(cookie.visitorId(fromCookieHeader: header) == nil, "\(header)")
