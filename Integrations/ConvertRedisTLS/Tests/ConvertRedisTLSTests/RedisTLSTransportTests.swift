@@ -107,6 +107,26 @@ struct RedisTLSTransportTests {
         #expect(stream.isQuiet)
     }
 
+    /// A pipeline of several MiB through the client (its I/O thread's polls): the socket takes
+    /// the ciphertext in parts, and every write and read-back arrives.
+    @Test func aPipelineLargerThanTheSocketsBuffersGoesThrough() async throws {
+        let certificates = try Certificates()
+        let server = try TLSRedisServer(certificates: certificates)
+        let transport = try RedisTLSTransport(RedisTLSConfiguration(caFile: certificates.path("ca.crt")))
+        let client = RedisClient(configuration: configuration(server.tlsPort), transport: transport)
+        defer { client.close() }
+        let backend = RedisVisitorBackend(client: client)
+        let filler = String(repeating: "s", count: 2_000)
+        let records = (0..<2_000).map { n in
+            (VisitorKey(namespace: "10-20", visitorId: "big-\(n)"),
+             VisitorData(bucketing: ["100": "20\(n % 2)"], segments: VisitorSegments(customSegments: [filler + "\(n)"])))
+        }
+        let saved = try await backend.saveAll(records)
+        #expect(saved.count == records.count)
+        #expect(zip(saved, records).allSatisfy { $0.segments == $1.1.segments && $0.bucketing == $1.1.bucketing })
+        #expect(try await backend.load(records[1_999].0)?.segments == records[1_999].1.segments)
+    }
+
     @Test func anUntrustedChainIsRefusedNamingIt() async throws {
         let certificates = try Certificates()
         let server = try TLSRedisServer(certificates: certificates)
