@@ -1,5 +1,6 @@
 import ConvertJSON
 import ConvertStorage
+import ConvertSynchronization
 import ConvertVisitor
 import Foundation
 
@@ -45,16 +46,24 @@ extension RedisVisitorBackend {
                 data.insertGoal(InternedId(String(name.dropFirst(2))))
                 recognized += 1
             } else if name == "l" {
-                guard case .array(let list)? = try? JSONParser.parse(value), list.allSatisfy({ $0.stringValue != nil }) else {
-                    throw InvalidRecord(key: key, reason: "field l is not a JSON list of locations")
+                let locations = try DecodedFields.shared.locations(value) { () throws(InvalidRecord) -> [InternedId] in
+                    guard case .array(let list)? = try? JSONParser.parse(value), list.allSatisfy({ $0.stringValue != nil }) else {
+                        throw InvalidRecord(key: key, reason: "field l is not a JSON list of locations")
+                    }
+                    return list.compactMap { $0.stringValue.map(InternedId.init) }
                 }
-                for location in list { if let location = location.stringValue { data.insertLocation(InternedId(location)) } }
+                for location in locations { data.insertLocation(location) }
                 recognized += 1
             } else if name == "s" {
-                guard case .object(let segments)? = try? JSONParser.parse(value) else {
-                    throw InvalidRecord(key: key, reason: "field s is not JSON segments")
+                let segments = try DecodedFields.shared.segments(value) { () throws(InvalidRecord) -> VisitorData in
+                    guard case .object(let segments)? = try? JSONParser.parse(value) else {
+                        throw InvalidRecord(key: key, reason: "field s is not JSON segments")
+                    }
+                    var holder = VisitorData()
+                    holder.segmentValues = NonFiniteValues.restoringListed(in: segments)
+                    return holder
                 }
-                data.segmentValues = NonFiniteValues.restoringListed(in: segments)
+                data.adoptSegments(of: segments)
                 recognized += 1
             } else if names.count < 5 {
                 names.append(name)
@@ -64,5 +73,57 @@ extension RedisVisitorBackend {
             throw InvalidRecord(key: key, reason: "no field of visitor data (fields: \(names.sorted().joined(separator: ", ")))")
         }
         return data
+    }
+}
+
+/// The `l` and `s` fields of records loaded last, decoded, by their bytes: a site's visitors
+/// mostly repeat a few segment sets and locations, so most loads find them here instead of
+/// parsing JSON and interning again. Decoding is a function of the bytes alone, so an entry
+/// found is what parsing would give. A few entries a field, replaced in turn.
+final class DecodedFields: Sendable {
+    static let shared = DecodedFields()
+    static let capacity = 8
+
+    private struct Entries {
+        var segments: [(bytes: Data, data: VisitorData)] = []
+        var locations: [(bytes: Data, ids: [InternedId])] = []
+        var nextSegments = 0
+        var nextLocations = 0
+    }
+
+    private let entries = Locked(Entries())
+
+    /// The bytes in storage of their own: a reply's field may be a slice of a larger read, which
+    /// an entry would otherwise keep alive.
+    private static func compact(_ bytes: Data) -> Data { Data(Array(bytes)) }
+
+    /// The segments `bytes` hold (in a holder's data), decoded by `decode` when not known.
+    func segments(_ bytes: Data, decode: () throws(RedisVisitorBackend.InvalidRecord) -> VisitorData) throws(RedisVisitorBackend.InvalidRecord) -> VisitorData {
+        if let found = entries.withValue({ $0.segments.first { $0.bytes == bytes }?.data }) { return found }
+        let data = try decode()
+        entries.withValue { entries in
+            if entries.segments.count < Self.capacity {
+                entries.segments.append((Self.compact(bytes), data))
+            } else {
+                entries.segments[entries.nextSegments] = (Self.compact(bytes), data)
+                entries.nextSegments = (entries.nextSegments + 1) % Self.capacity
+            }
+        }
+        return data
+    }
+
+    /// The locations `bytes` hold, decoded by `decode` when not known.
+    func locations(_ bytes: Data, decode: () throws(RedisVisitorBackend.InvalidRecord) -> [InternedId]) throws(RedisVisitorBackend.InvalidRecord) -> [InternedId] {
+        if let found = entries.withValue({ $0.locations.first { $0.bytes == bytes }?.ids }) { return found }
+        let ids = try decode()
+        entries.withValue { entries in
+            if entries.locations.count < Self.capacity {
+                entries.locations.append((Self.compact(bytes), ids))
+            } else {
+                entries.locations[entries.nextLocations] = (Self.compact(bytes), ids)
+                entries.nextLocations = (entries.nextLocations + 1) % Self.capacity
+            }
+        }
+        return ids
     }
 }

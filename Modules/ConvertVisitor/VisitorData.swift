@@ -106,6 +106,11 @@ public struct VisitorData: Sendable, Hashable, Codable {
         set { segmentValues = newValue.ruleData }
     }
 
+    /// Takes `other`'s segments as they are stored (their box shared, nothing rebuilt).
+    package mutating func adoptSegments(of other: VisitorData) {
+        segmentsBox = other.segmentsBox
+    }
+
     /// The string form of the segments, or `nil` when none are stored (without building an
     /// empty value).
     package var storedSegments: VisitorSegments? { segmentsBox?.segments }
