@@ -292,16 +292,17 @@ extension WriteBehindVisitorStore {
     /// not yet written; otherwise its copy is older than (or the same as) the stored one, which
     /// is taken.
     static func merged(stored: VisitorData, local: VisitorData, localUnsaved: Bool) -> VisitorData {
+        // On the interned ids in place: every returning visitor's load comes through here.
         var out = stored
-        var bucketing = stored.bucketing
-        for (experience, variation) in local.bucketing where bucketing[experience] == nil { bucketing[experience] = variation }
-        out.bucketing = bucketing
-        out.storedGoals = stored.storedGoals.union(local.storedGoals)
-        out.locations = stored.locations.union(local.locations)
+        local.forEachDecision { experience, variation in
+            if !out.hasVariation(forExperience: experience) { out.setVariation(variation, forExperience: experience) }
+        }
+        local.forEachStoredGoal { out.insertGoal($0) }
+        local.forEachLocation { out.insertLocation($0) }
         if localUnsaved {
             out.segmentValues = VisitorSegments.storing(local.segmentValues, over: stored.segmentValues)
-        } else if stored.segmentValues.isEmpty {
-            out.segmentValues = local.segmentValues
+        } else if stored.storedSegmentValues?.isEmpty ?? true {
+            out.adoptSegments(of: local)
         }
         return out
     }

@@ -286,6 +286,17 @@ public struct VisitorData: Sendable, Hashable, Codable {
         }
     }
 
+    /// Calls `body` with each stored goal, exposure markers included (see ``storedGoals``).
+    package func forEachStoredGoal(_ body: (InternedId) -> Void) { forEach(in: 1, body) }
+
+    /// Calls `body` with each location the visitor matches.
+    package func forEachLocation(_ body: (InternedId) -> Void) { forEach(in: 2, body) }
+
+    private func forEach(in section: Int, _ body: (InternedId) -> Void) {
+        let from = start(section)
+        for index in from..<(from + count(section)) { body(InternedId(raw: words[index])) }
+    }
+
     package func containsGoal(_ goal: InternedId) -> Bool { contains(goal, in: 1) }
     package func containsLocation(_ location: InternedId) -> Bool { contains(location, in: 2) }
     package var hasLocations: Bool { count(2) > 0 }
