@@ -168,12 +168,14 @@ extension WriteBehindVisitorStore {
                 decisions[experience.string] = variation.string
             }
         }
-        let goals = base.isEmpty ? data.storedGoals : data.storedGoals.subtracting(base.storedGoals)
-        let locations = data.locations
-        let segments = data.segmentValues
+        // Compared on the interned ids and the segments' box; strings only for what is written.
+        var goals = Set<String>()
+        data.forEachStoredGoal { goal in
+            if !base.containsGoal(goal) { goals.insert(goal.string) }
+        }
         return VisitorDataChanges(key: key, decisions: decisions, goals: goals,
-                                  locations: locations == base.locations ? nil : locations,
-                                  segmentValues: segments == base.segmentValues ? nil : segments,
+                                  locations: data.hasSameLocations(as: base) ? nil : data.locations,
+                                  segmentValues: data.hasSameSegments(as: base) ? nil : data.segmentValues,
                                   renewsExpiry: !pending.renewed)
     }
 

@@ -292,6 +292,22 @@ public struct VisitorData: Sendable, Hashable, Codable {
     /// Calls `body` with each location the visitor matches.
     package func forEachLocation(_ body: (InternedId) -> Void) { forEach(in: 2, body) }
 
+    /// Whether `other` matches the same locations (told on the interned ids).
+    package func hasSameLocations(as other: VisitorData) -> Bool { sectionEquals(2, other) }
+
+    /// Whether `other` stores the same segment values (its box, or equal values).
+    package func hasSameSegments(as other: VisitorData) -> Bool {
+        segmentsBox === other.segmentsBox || segmentsBox?.values == other.segmentsBox?.values
+    }
+
+    private func sectionEquals(_ section: Int, _ other: VisitorData) -> Bool {
+        let count = count(section)
+        guard count == other.count(section) else { return false }
+        let from = start(section), otherFrom = other.start(section)
+        for offset in 0..<count where words[from + offset] != other.words[otherFrom + offset] { return false }
+        return true
+    }
+
     private func forEach(in section: Int, _ body: (InternedId) -> Void) {
         let from = start(section)
         for index in from..<(from + count(section)) { body(InternedId(raw: words[index])) }

@@ -42,6 +42,29 @@ import Testing
         return data
     }
 
+    /// What a write behind sends: new decisions and goals, the locations and segments when they
+    /// differ from what the backend holds, against the rule on the string views.
+    @Test func theChangesWrittenAreTheDifferenceOnTheStringViews() {
+        var generator = SeededGenerator(seed: 47)
+        let key = VisitorKey(namespace: "1-2", visitorId: "v")
+        for round in 0..<2_000 {
+            let base = round % 5 == 0 ? VisitorData() : randomData(&generator)
+            // Mostly the base with a little added, as a visitor's next changes are.
+            var data = round % 3 == 0 ? randomData(&generator)
+                : WriteBehindVisitorStore.merged(stored: base, local: randomData(&generator), localUnsaved: false)
+            if round % 7 == 0 { data.adoptSegments(of: base) }
+            let pending = WriteBehindVisitorStore.Pending(mark: 0, base: base, renewed: round % 2 == 0, latest: data,
+                                                          version: 0, dataSet: 0)
+            let changes = WriteBehindVisitorStore.changes(key, data, over: pending)
+            let expectedDecisions = data.bucketing.filter { base.bucketing[$0.key] == nil }
+            #expect(changes.decisions == expectedDecisions)
+            #expect(changes.goals == data.storedGoals.subtracting(base.storedGoals))
+            #expect(changes.locations == (data.locations == base.locations ? nil : data.locations))
+            #expect(changes.segmentValues == (data.segmentValues == base.segmentValues ? nil : data.segmentValues))
+            #expect(changes.renewsExpiry == (round % 2 != 0))
+        }
+    }
+
     @Test func theMergeIsTheRuleOnTheStringViews() {
         var generator = SeededGenerator(seed: 48)
         for _ in 0..<2_000 {
