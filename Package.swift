@@ -227,7 +227,7 @@ let package = Package(
         .testTarget(
             name: "ConvertCoreTests",
             dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertEnvironment", "ConvertSynchronization", "ConvertSharedStore",
-                           "ConvertEvents", "ConvertTracking", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable"],
+                           "ConvertEvents", "ConvertTracking", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable", "ConvertJSON"],
             path: "Tests/ConvertCoreTests"),
     ],
     swiftLanguageModes: [.v6]
