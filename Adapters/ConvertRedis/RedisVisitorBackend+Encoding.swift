@@ -84,46 +84,51 @@ final class DecodedFields: Sendable {
     static let shared = DecodedFields()
     static let capacity = 8
 
-    private struct Entries {
-        var segments: [(bytes: Data, data: VisitorData)] = []
-        var locations: [(bytes: Data, ids: [InternedId])] = []
-        var nextSegments = 0
-        var nextLocations = 0
-    }
+    /// Decoded values by their bytes, replaced in turn once full.
+    private struct Table<Value: Sendable>: Sendable {
+        var entries: [(bytes: Data, value: Value)] = []
+        var next = 0
 
-    private let entries = Locked(Entries())
+        func value(for bytes: Data) -> Value? { entries.first { $0.bytes == bytes }?.value }
 
-    /// The bytes in storage of their own: a reply's field may be a slice of a larger read, which
-    /// an entry would otherwise keep alive.
-    private static func compact(_ bytes: Data) -> Data { Data(Array(bytes)) }
-
-    /// The segments `bytes` hold (in a holder's data), decoded by `decode` when not known.
-    func segments(_ bytes: Data, decode: () throws(RedisVisitorBackend.InvalidRecord) -> VisitorData) throws(RedisVisitorBackend.InvalidRecord) -> VisitorData {
-        if let found = entries.withValue({ $0.segments.first { $0.bytes == bytes }?.data }) { return found }
-        let data = try decode()
-        entries.withValue { entries in
-            if entries.segments.count < Self.capacity {
-                entries.segments.append((Self.compact(bytes), data))
+        mutating func add(_ bytes: Data, _ value: Value) {
+            // The bytes in storage of their own: a reply's field may be a slice of a larger
+            // read, which the entry would otherwise keep alive.
+            let entry = (Data(Array(bytes)), value)
+            if entries.count < DecodedFields.capacity {
+                entries.append(entry)
             } else {
-                entries.segments[entries.nextSegments] = (Self.compact(bytes), data)
-                entries.nextSegments = (entries.nextSegments + 1) % Self.capacity
+                entries[next] = entry
+                next = (next + 1) % DecodedFields.capacity
             }
         }
-        return data
+    }
+
+    private struct Tables: Sendable {
+        var segments = Table<VisitorData>()
+        var locations = Table<[InternedId]>()
+    }
+
+    private let tables = Locked(Tables())
+
+    /// The segments `bytes` hold (in a holder's data), decoded by `decode` when not known.
+    func segments(_ bytes: Data, decode: () throws(RedisVisitorBackend.InvalidRecord) -> VisitorData)
+        throws(RedisVisitorBackend.InvalidRecord) -> VisitorData {
+        try decoded(bytes, \.segments, decode)
     }
 
     /// The locations `bytes` hold, decoded by `decode` when not known.
-    func locations(_ bytes: Data, decode: () throws(RedisVisitorBackend.InvalidRecord) -> [InternedId]) throws(RedisVisitorBackend.InvalidRecord) -> [InternedId] {
-        if let found = entries.withValue({ $0.locations.first { $0.bytes == bytes }?.ids }) { return found }
-        let ids = try decode()
-        entries.withValue { entries in
-            if entries.locations.count < Self.capacity {
-                entries.locations.append((Self.compact(bytes), ids))
-            } else {
-                entries.locations[entries.nextLocations] = (Self.compact(bytes), ids)
-                entries.nextLocations = (entries.nextLocations + 1) % Self.capacity
-            }
-        }
-        return ids
+    func locations(_ bytes: Data, decode: () throws(RedisVisitorBackend.InvalidRecord) -> [InternedId])
+        throws(RedisVisitorBackend.InvalidRecord) -> [InternedId] {
+        try decoded(bytes, \.locations, decode)
+    }
+
+    private func decoded<Value: Sendable>(_ bytes: Data, _ table: WritableKeyPath<Tables, Table<Value>>,
+                                _ decode: () throws(RedisVisitorBackend.InvalidRecord) -> Value)
+        throws(RedisVisitorBackend.InvalidRecord) -> Value {
+        if let found = tables.withValue({ $0[keyPath: table].value(for: bytes) }) { return found }
+        let value = try decode()
+        tables.withValue { $0[keyPath: table].add(bytes, value) }
+        return value
     }
 }
