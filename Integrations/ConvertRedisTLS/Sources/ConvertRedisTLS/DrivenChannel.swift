@@ -88,10 +88,12 @@ final class DrivenEventLoop: EventLoop, @unchecked Sendable {
     /// Runs the queued tasks and the timers that are due, until none is left.
     func run() {
         while true {
-            let now = NIODeadline.now()
             let (tasks, due) = work.withLockedValue { work -> ([@Sendable () -> Void], [Timer]) in
                 let tasks = work.tasks
                 work.tasks.removeAll()
+                // Every write and read runs this: the clock is read only when a timer waits.
+                guard !work.timers.isEmpty else { return (tasks, []) }
+                let now = NIODeadline.now()
                 let due = work.timers.filter { $0.deadline <= now }
                 work.timers.removeAll { $0.deadline <= now }
                 return (tasks, due)
