@@ -66,6 +66,14 @@ private func positive(_ value: JSONValue?) -> Bool {
         #expect(result["requests"] == 8)
         #expect(positive(result["new_ns_per_request"]))
         #expect(positive(result["returning_ns_per_request"]))
+        #expect(result["tracking"] == false)
+    }
+
+    @Test func requestWithTracking() async throws {
+        let result = try await bench(["request", "--iterations", "8", "--tracking", "on"])
+        #expect(result["tracking"] == true)
+        #expect(positive(result["new_cpu_ns_per_request"]))
+        #expect(positive(result["returning_cpu_ns_per_request"]))
     }
 
     @Test func hash() async throws {

@@ -39,7 +39,7 @@ public enum ConvertBench {
         usage: \(tool) <decode|decide|features|request|hash|track|ready|breakdown|all> [--workload FILE]
                      [--iterations N] [--visitors N] [--mode persist|nopersist|file] [--threads N]
                      [--store memory|redis] [--redis-url URL | --redis-host HOST --redis-port PORT] [--redis-cluster]
-                     [--instances 1|2] [--gap-ms N] [--second-config FILE]\(redis.options.map { " [--\($0) VALUE]" }.joined())
+                     [--instances 1|2] [--gap-ms N] [--second-config FILE] [--tracking on|off]\(redis.options.map { " [--\($0) VALUE]" }.joined())
                \(tool) --help | --version
         """
         var arguments = Array(arguments.dropFirst())
@@ -60,7 +60,7 @@ public enum ConvertBench {
         guard !command.hasPrefix("-") else { return usageError("unknown option \(command)") }
         arguments.removeFirst()
         let known = Set(["workload", "visitors", "hash-strings", "iterations", "threads", "mode", "store", "redis-url",
-                         "redis-host", "redis-port", "instances", "gap-ms", "second-config"] + redis.options)
+                         "redis-host", "redis-port", "instances", "gap-ms", "second-config", "tracking"] + redis.options)
         var options: [String: String] = [:]
         while !arguments.isEmpty {
             let name = arguments.removeFirst()
@@ -93,7 +93,9 @@ public enum ConvertBench {
                     guard options["store"] == nil || options["store"] == "memory" else { throw BenchError("--store must be memory or redis") }
                     try await Benchmarks.decide(workload, mode: options["mode"] ?? "persist", threads: threads)
                 case "features": try await Benchmarks.features(workload, iterations: iterations ?? 20000)
-                case "request": try await Benchmarks.request(workload, iterations: iterations ?? 40000)
+                case "request":
+                    guard [nil, "on", "off"].contains(options["tracking"]) else { throw BenchError("--tracking must be on or off") }
+                    try await Benchmarks.request(workload, iterations: iterations ?? 40000, tracking: options["tracking"] == "on")
                 case "hash": Benchmarks.hash(workload)
                 case "track": try await Benchmarks.track(workload)
                 case "ready": try await Benchmarks.ready(workload, runs: iterations ?? 20)
