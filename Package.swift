@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ConvertStorage", targets: ["ConvertStorage"]),
         .library(name: "ConvertDecision", targets: ["ConvertDecision"]),
         .library(name: "ConvertCore", targets: ["ConvertCore"]),
+        .library(name: "ConvertCookie", targets: ["ConvertCookie"]),
         .library(name: "ConvertMemory", targets: ["ConvertMemory"]),
         .library(name: "ConvertTransport", targets: ["ConvertTransport"]),
         .library(name: "ConvertQueue", targets: ["ConvertQueue"]),
@@ -57,6 +58,8 @@ let package = Package(
         .target(name: "ConvertTracking", dependencies: ["ConvertVisitor"], path: "Modules/ConvertTracking"),
 
         .target(name: "ConvertEnvironment", path: "Modules/ConvertEnvironment"),
+        // A server's visitor id cookie: reading it from a Cookie header, writing Set-Cookie.
+        .target(name: "ConvertCookie", dependencies: ["ConvertEnvironment"], path: "Modules/ConvertCookie"),
         .target(name: "ConvertSynchronization", path: "Modules/ConvertSynchronization"),
         .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSynchronization"], path: "Modules/ConvertStorage"),
         // The in-memory structure stores are built on (ports and their values stay in Storage).
@@ -115,7 +118,7 @@ let package = Package(
             dependencies: ["ConvertCore", "ConvertMemory", "ConvertFileStorage", "ConvertQueue", "ConvertConfigLoader",
                            "ConvertTransport", "ConvertURLSessionTransport", "ConvertEvents", "ConvertTracking", "ConvertModel",
                            "ConvertRules", "ConvertStorage", "ConvertEnvironment", "ConvertSynchronization", "ConvertVisitor",
-                           "ConvertAppLifecycle", "ConvertAppleAdapters"],
+                           "ConvertAppLifecycle", "ConvertAppleAdapters", "ConvertCookie"],
             path: "Modules/ConvertSwiftSDK",
             // Apple's privacy manifest: file timestamps are read (the storage files' own), nothing
             // is tracked for advertising, no tracking domains.
@@ -226,7 +229,7 @@ let package = Package(
         .testTarget(name: "PackageGraphTests", path: "Tests/PackageGraphTests"),
         .testTarget(
             name: "ConvertCoreTests",
-            dependencies: ["ConvertCore", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertEnvironment", "ConvertSynchronization", "ConvertSharedStore",
+            dependencies: ["ConvertCore", "ConvertCookie", "ConvertTesting", "ConvertMemory", "ConvertBucketing", "ConvertEnvironment", "ConvertSynchronization", "ConvertSharedStore",
                            "ConvertEvents", "ConvertTracking", "ConvertModel", "ConvertRules", "ConvertStorage", "ConvertVisitor", "ConvertVisitorTable", "ConvertJSON"],
             path: "Tests/ConvertCoreTests"),
     ],

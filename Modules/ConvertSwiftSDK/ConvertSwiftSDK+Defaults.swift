@@ -2,6 +2,7 @@
 // their generic names clash with server frameworks imported beside the SDK; a custom transport
 // imports ConvertTransport itself.
 @_exported import ConvertCore
+@_exported import ConvertCookie
 @_exported import ConvertEvents
 @_exported import ConvertTracking
 @_exported import ConvertModel

@@ -1,3 +1,4 @@
+import ConvertCookie
 import ConvertCore
 import ConvertEnvironment
 import ConvertEvents
@@ -24,6 +25,13 @@ import Testing
         #expect(cookie.visitorId(fromCookieHeader: #"convert_visitor_id="quoted value""#) == "quoted value")
         #expect(cookie.visitorId(fromCookieHeader: "convert_visitor_id=caf%C3%A9%3B%20x") == "café; x")
         #expect(cookie.visitorId(fromCookieHeader: #"convert_visitor_id=""#) == #"""#, "a lone quote is a value, not quotes")
+    }
+
+    @Test func theLongestIdACookieCarriesIsTheLongestAContextAccepts() throws {
+        #expect(VisitorCookie.maximumVisitorIdBytes == ConvertContext.maximumVisitorIdBytes)
+        let longest = String(repeating: "x", count: ConvertContext.maximumVisitorIdBytes)
+        #expect(cookie.visitorId(fromCookieHeader: "convert_visitor_id=" + longest) == longest)
+        #expect(throws: VisitorCookie.InvalidCookie.self) { try cookie.makeSetCookieHeader(for: longest + "x") }
     }
 
     @Test func badInputGivesNoVisitorId() {

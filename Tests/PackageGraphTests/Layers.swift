@@ -35,7 +35,8 @@ extension Layer {
         // Pure engines and the vocabulary and primitives they compute with; depend on one another only.
         Layer(name: "engine",
               members: .modules(["ConvertHashing", "ConvertJSON", "ConvertRules", "ConvertBucketing", "ConvertModel",
-                                 "ConvertVisitor", "ConvertTracking", "ConvertEnvironment", "ConvertSynchronization"]),
+                                 "ConvertVisitor", "ConvertTracking", "ConvertEnvironment", "ConvertSynchronization",
+                                 "ConvertCookie"]),
               sees: [], withinLayer: true),
         // Deciding: the engine, its input, the installed config and the results. Values only, so
         // that "the engine reads no port" is the compiler's rule.

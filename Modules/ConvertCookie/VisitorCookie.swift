@@ -13,6 +13,10 @@ import Foundation
 /// if known == nil { response.headers["Set-Cookie"] = try cookie.makeSetCookieHeader(for: visitorId) }
 /// ```
 public struct VisitorCookie: Sendable, Hashable {
+    /// The longest visitor id a cookie carries, in UTF-8 bytes: the longest a context accepts
+    /// (`ConvertContext.maximumVisitorIdBytes`).
+    public static let maximumVisitorIdBytes = 1024
+
     /// Which cross-site requests carry the cookie.
     public enum SameSite: String, Sendable, Hashable {
         /// `Strict`: same-site requests only; `Lax` (the default): also top-level navigations from
@@ -61,7 +65,7 @@ public struct VisitorCookie: Sendable, Hashable {
 
     /// The visitor id in a `Cookie` header value (`"a=1; convert_visitor_id=abc"`), or `nil`
     /// when the header lacks the cookie or its value is not a usable visitor id (empty, longer
-    /// than ``ConvertContext/maximumVisitorIdBytes``, or holding a control character once
+    /// than ``maximumVisitorIdBytes``, or holding a control character once
     /// decoded). Quoted values are unquoted and percent-escapes decoded; the first cookie of the
     /// name wins; malformed pairs are skipped.
     public func visitorId(fromCookieHeader header: String?) -> String? {
@@ -82,7 +86,7 @@ public struct VisitorCookie: Sendable, Hashable {
                 }
                 let text = String(decoding: value, as: UTF8.self)
                 let decoded = value.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding ?? text : text
-                let usable = !decoded.isEmpty && decoded.utf8.count <= ConvertContext.maximumVisitorIdBytes
+                let usable = !decoded.isEmpty && decoded.utf8.count <= Self.maximumVisitorIdBytes
                     && !decoded.allSatisfy(\.isWhitespace) && !Self.hasControlCharacter(decoded)
                 return usable ? decoded : nil
             }
@@ -100,11 +104,11 @@ public struct VisitorCookie: Sendable, Hashable {
 
     /// The `Set-Cookie` header value that stores `visitorId` (percent-escaped where a cookie
     /// value cannot hold a character). Throws ``InvalidCookie`` for an id no context would
-    /// accept (empty, longer than ``ConvertContext/maximumVisitorIdBytes``, with a control
+    /// accept (empty, longer than ``maximumVisitorIdBytes``, with a control
     /// character) and for a ``name``, ``path`` or ``domain`` that would break the header.
     public func makeSetCookieHeader(for visitorId: String) throws -> String {
-        if visitorId.isEmpty || visitorId.utf8.count > ConvertContext.maximumVisitorIdBytes {
-            throw InvalidCookie(description: "a visitor id must be 1 to \(ConvertContext.maximumVisitorIdBytes) bytes")
+        if visitorId.isEmpty || visitorId.utf8.count > Self.maximumVisitorIdBytes {
+            throw InvalidCookie(description: "a visitor id must be 1 to \(Self.maximumVisitorIdBytes) bytes")
         }
         if Self.hasControlCharacter(visitorId) { throw InvalidCookie(description: "the visitor id holds a control character") }
         // RFC 6265's token for the name: visible ASCII but separators.
