@@ -20,6 +20,22 @@ final class PendingBuffer: Sendable {
         var nextOrdinal: UInt64 = 0
         var drops = RateLimitedCount()
 
+        /// The entries at `range`, moved out rather than copied: a copy would retain each of an
+        /// event's strings now and release them at the next compaction. What stays in their slots
+        /// holds nothing counted, and is dropped with the other consumed slots.
+        mutating func takeEntries(_ range: Range<Int>) -> [TrackingQueue.Entry] {
+            precondition(range.lowerBound >= 0 && range.upperBound <= entries.count, "no entries at \(range)")
+            guard !range.isEmpty else { return [] }
+            return [TrackingQueue.Entry](unsafeUninitializedCapacity: range.count) { taken, initialized in
+                entries.withUnsafeMutableBufferPointer { slots in
+                    let first = slots.baseAddress! + range.lowerBound
+                    taken.baseAddress!.moveInitialize(from: first, count: range.count)
+                    first.initialize(repeating: .consumed, count: range.count)
+                }
+                initialized = range.count
+            }
+        }
+
         /// Drops consumed slots once they dominate the array.
         mutating func compactIfNeeded() {
             if head > 1024 && head * 2 > entries.count {
@@ -118,7 +134,7 @@ final class PendingBuffer: Sendable {
                   (state.entries[end].event.accountId, state.entries[end].event.projectId) == project {
                 end += 1
             }
-            let batch = Array(state.entries[head..<end])
+            let batch = state.takeEntries(head..<end)
             state.head = end
             state.inFlight += batch.count
             state.compactIfNeeded()

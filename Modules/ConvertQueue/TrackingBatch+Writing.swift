@@ -132,29 +132,36 @@ struct JSONBytes {
 
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
-            var start = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: utf8[start..<index])
-                start = index + 1
-                bytes.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-                case 0x08: bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "f"))
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-                }
-            }
-            bytes.append(contentsOf: utf8[start...])
+        // A native string's bytes are read in place; copying the string to reach them would
+        // retain its storage.
+        if text.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
+            var text = text
+            text.withUTF8 { escaped($0) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `utf8` as a JSON string's contents, escaped as `JSONEncoder` escapes them.
+    private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            bytes.append(contentsOf: utf8[start..<index])
+            start = index + 1
+            bytes.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+            case 0x08: bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            default:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            }
+        }
+        bytes.append(contentsOf: utf8[start...])
     }
 
     mutating func strings(_ values: [String]) {

@@ -29,6 +29,11 @@ public actor TrackingQueue: TrackingSink {
         /// The entry's place among every event the queue took, for flush targets.
         let ordinal: UInt64
         let event: TrackingEvent
+
+        /// What a slot holds once its entry was taken for delivery: nothing reference-counted
+        /// (empty strings and no segments), never read.
+        static let consumed = Entry(sequence: nil, ordinal: 0, event: TrackingEvent(
+            accountId: "", projectId: "", visitorId: "", segments: nil, payload: .bucketing(experienceId: "", variationId: "")))
     }
 
     private struct FlushWaiter {
