@@ -59,7 +59,7 @@ let package = Package(
 
         .target(name: "ConvertEnvironment", path: "Modules/ConvertEnvironment"),
         // A server's visitor id cookie: reading it from a Cookie header, writing Set-Cookie.
-        .target(name: "ConvertCookie", dependencies: ["ConvertEnvironment"], path: "Modules/ConvertCookie"),
+        .target(name: "ConvertCookie", dependencies: ["ConvertEnvironment", "ConvertVisitor"], path: "Modules/ConvertCookie"),
         .target(name: "ConvertSynchronization", path: "Modules/ConvertSynchronization"),
         .target(name: "ConvertStorage", dependencies: ["ConvertVisitor", "ConvertJSON", "ConvertHashing", "ConvertSynchronization"], path: "Modules/ConvertStorage"),
         // The in-memory structure stores are built on (ports and their values stay in Storage).

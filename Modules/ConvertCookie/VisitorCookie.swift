@@ -1,4 +1,5 @@
 import ConvertEnvironment
+import ConvertVisitor
 import Foundation
 
 /// Keeps a visitor's id in a cookie, for servers: read it from a request's `Cookie` header,
@@ -15,7 +16,7 @@ import Foundation
 public struct VisitorCookie: Sendable, Hashable {
     /// The longest visitor id a cookie carries, in UTF-8 bytes: the longest a context accepts
     /// (`ConvertContext.maximumVisitorIdBytes`).
-    public static let maximumVisitorIdBytes = 1024
+    public static let maximumVisitorIdBytes = VisitorIdBound.maximumBytes
 
     /// Which cross-site requests carry the cookie.
     public enum SameSite: String, Sendable, Hashable {

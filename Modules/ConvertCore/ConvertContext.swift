@@ -53,7 +53,7 @@ public final class ConvertContext: Sendable {
     public let visitorIdProblem: String?
 
     /// The longest visitor id accepted, in UTF-8 bytes.
-    public static let maximumVisitorIdBytes = 1024
+    public static let maximumVisitorIdBytes = VisitorIdBound.maximumBytes
 
     /// - Parameters:
     ///   - deferringSegments: store the creation segments at the first call rather than now (a

@@ -55,3 +55,9 @@ public struct VisitorKey: Sendable, Hashable, CustomStringConvertible, Expressib
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 }
+
+/// The longest visitor id the SDK accepts, in UTF-8 bytes: what a context takes and what the
+/// visitor cookie carries, one bound for both.
+package enum VisitorIdBound {
+    package static let maximumBytes = 1024
+}
